@@ -1,0 +1,205 @@
+/**
+ * The one registry of ipipe's typed errors.
+ *
+ * Every error the library throws on purpose is an `IpipeError` with a stable machine code
+ * `IPIPE_ERR_<AREA>_<WHAT>` (listed, with what to do about each, in docs/errors.md). Expected
+ * outcomes (a full mailbox, an infeasible plan) are returned as discriminated unions instead;
+ * these classes are for input the caller must fix and for invariants the caller broke.
+ * A message says what was wrong and what to do, so the CLI can print it as is.
+ */
+
+/** Every code the library can throw. Keep in step with docs/errors.md (a test checks it). */
+export const ERROR_CODES = [
+  'IPIPE_ERR_CONFIG_INVALID',
+  'IPIPE_ERR_ACTOR_INVALID_DEFINITION',
+  'IPIPE_ERR_ACTOR_UNKNOWN',
+  'IPIPE_ERR_ACTOR_DUPLICATE',
+  'IPIPE_ERR_ACTOR_DEREGISTERED',
+  'IPIPE_ERR_CODEC_DECODE',
+  'IPIPE_ERR_CODEC_ENCODE',
+  'IPIPE_ERR_MAILBOX_FULL',
+  'IPIPE_ERR_DMO_OUT_OF_BOUNDS',
+  'IPIPE_ERR_DMO_FOREIGN_OBJECT',
+  'IPIPE_ERR_DMO_UNKNOWN_OBJECT',
+  'IPIPE_ERR_DMO_REGION_EXHAUSTED',
+  'IPIPE_ERR_DMO_INVALID_SIZE',
+  'IPIPE_ERR_DMO_CORRUPT_SNAPSHOT',
+  'IPIPE_ERR_DMO_COLLECTION_FORMAT',
+  'IPIPE_ERR_SCHED_INVALID_SETTINGS',
+  'IPIPE_ERR_SCHED_INVALID_STATE',
+  'IPIPE_ERR_CLI_USAGE',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Base class: `instanceof IpipeError` catches everything ipipe throws deliberately. */
+export class IpipeError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** A user-supplied configuration (settings, profile, CLI option file) failed validation. */
+export class ConfigError extends IpipeError {
+  /** Where in the input the problem is, e.g. `scheduler.alpha`. */
+  readonly path: string;
+  constructor(path: string, message: string, options?: ErrorOptions) {
+    super('IPIPE_ERR_CONFIG_INVALID', path ? `${path}: ${message}` : message, options);
+    this.path = path;
+  }
+}
+
+/** An actor definition that cannot be registered (bad name, missing handler, bad hints). */
+export class ActorDefinitionError extends IpipeError {
+  constructor(actorName: string, message: string) {
+    super('IPIPE_ERR_ACTOR_INVALID_DEFINITION', `actor "${actorName}": ${message}`);
+  }
+}
+
+/** A message addressed to an actor id that no table knows. */
+export class UnknownActorError extends IpipeError {
+  readonly actorId: number;
+  constructor(actorId: number, hint = 'register the actor first, or check the id the sender used') {
+    super('IPIPE_ERR_ACTOR_UNKNOWN', `unknown actor id ${actorId}: ${hint}`);
+    this.actorId = actorId;
+  }
+}
+
+/** Two actors registered under the same id or name. */
+export class DuplicateActorError extends IpipeError {
+  constructor(what: string) {
+    super('IPIPE_ERR_ACTOR_DUPLICATE', `${what} is already registered: pick another name or id`);
+  }
+}
+
+/** The actor was stopped (watchdog, isolation violation, or explicit delete) and takes no more work. */
+export class ActorDeregisteredError extends IpipeError {
+  readonly actorId: number;
+  constructor(actorId: number, reason: string) {
+    super(
+      'IPIPE_ERR_ACTOR_DEREGISTERED',
+      `actor ${actorId} was deregistered (${reason}); its requests are refused`,
+    );
+    this.actorId = actorId;
+  }
+}
+
+/** Bytes that do not decode as a message of the expected codec. */
+export class DecodeError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_CODEC_DECODE', `cannot decode message: ${message}`);
+  }
+}
+
+/** A value that does not fit its declared field type (wrong type, out of range, too long). */
+export class EncodeError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_CODEC_ENCODE', `cannot encode message: ${message}`);
+  }
+}
+
+/** A bounded mailbox refused a push. Thrown only by the throwing variant; `tryPush` returns false. */
+export class MailboxFullError extends IpipeError {
+  constructor(capacity: number) {
+    super(
+      'IPIPE_ERR_MAILBOX_FULL',
+      `mailbox full (capacity ${capacity}): slow the sender or raise the capacity`,
+    );
+  }
+}
+
+/** A read or write outside an object's bytes. */
+export class DmoOutOfBoundsError extends IpipeError {
+  constructor(objectId: number, offset: number, length: number, size: number) {
+    super(
+      'IPIPE_ERR_DMO_OUT_OF_BOUNDS',
+      `access [${offset}, ${offset + length}) is outside object ${objectId} of ${size} bytes: ` +
+        'check the offset and length, or allocate a larger object',
+    );
+  }
+}
+
+/** An actor tried to use an object id that belongs to another actor. */
+export class DmoForeignObjectError extends IpipeError {
+  constructor(objectId: number, ownerActorId: number, callerActorId: number) {
+    super(
+      'IPIPE_ERR_DMO_FOREIGN_OBJECT',
+      `object ${objectId} belongs to actor ${ownerActorId}, not to actor ${callerActorId}: ` +
+        'actors share no memory; send the data in a message instead',
+    );
+  }
+}
+
+/** An object id that names no live object (never allocated, freed, or a stale id after reuse). */
+export class DmoUnknownObjectError extends IpipeError {
+  constructor(objectId: number, why: string) {
+    super(
+      'IPIPE_ERR_DMO_UNKNOWN_OBJECT',
+      `object ${objectId} is not live (${why}): do not use ids after free`,
+    );
+  }
+}
+
+/** The actor's region has no room for the allocation. */
+export class DmoRegionExhaustedError extends IpipeError {
+  readonly requestedBytes: number;
+  constructor(actorId: number, requestedBytes: number, regionBytes: number, freeBytes: number) {
+    super(
+      'IPIPE_ERR_DMO_REGION_EXHAUSTED',
+      `actor ${actorId} cannot allocate ${requestedBytes} bytes: its ${regionBytes}-byte region has ` +
+        `${freeBytes} bytes free in total; free objects or give actors larger regions`,
+    );
+    this.requestedBytes = requestedBytes;
+  }
+}
+
+/** A size or count that is not a usable non-negative integer. */
+export class DmoInvalidSizeError extends IpipeError {
+  constructor(what: string, value: number) {
+    super('IPIPE_ERR_DMO_INVALID_SIZE', `${what} must be a non-negative integer within limits, got ${value}`);
+  }
+}
+
+/** Snapshot bytes that fail their checksum or structure checks; nothing is restored from them. */
+export class DmoCorruptSnapshotError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_DMO_CORRUPT_SNAPSHOT', `snapshot rejected: ${message}`);
+  }
+}
+
+/** A collection header in a DMO that is not the collection the caller opened it as. */
+export class DmoCollectionFormatError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_DMO_COLLECTION_FORMAT', message);
+  }
+}
+
+/** Scheduler settings that break a stated constraint (e.g. α outside (0, 1)). */
+export class SchedulerSettingsError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_SCHED_INVALID_SETTINGS', `invalid scheduler settings: ${message}`);
+  }
+}
+
+/** The platform drove the scheduler in a way its state machine forbids (a bug in the driver). */
+export class SchedulerStateError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_SCHED_INVALID_STATE', `scheduler misuse: ${message}`);
+  }
+}
+
+/** A command-line argument the CLI cannot accept. */
+export class UsageError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_CLI_USAGE', message);
+  }
+}
+
+/** Narrowing helper for catch blocks: `if (isIpipeError(e, 'IPIPE_ERR_DMO_OUT_OF_BOUNDS'))`. */
+export function isIpipeError(value: unknown, code?: ErrorCode): value is IpipeError {
+  return value instanceof IpipeError && (code === undefined || value.code === code);
+}
