@@ -1,0 +1,894 @@
+/**
+ * iPipe's hybrid scheduler as pure policy (§4.2, Algorithms 1 and 2): FCFS cores over one shared
+ * queue, DRR cores over the downgraded actors' mailboxes, downgrade/upgrade on tail latency, push
+ * migration on mean latency or mailbox length, pull when the NIC has headroom, and core
+ * auto-scaling — all decided on the management core.
+ *
+ * It is synchronous and clock-injected: a platform (simulated cores, worker threads) calls
+ *   arrive(request, now)            a request reached the NIC
+ *   takeFcfs(core, now) / takeDrr(core, now)   what should this idle core do next?
+ *   complete(core, now)             the core finished the request it took
+ *   manage(now)                     the management core's periodic check when it is idle
+ * and carries out what comes back. Nothing here reads a clock, sleeps or spawns: the same object
+ * drives a discrete-event simulation and a live node, and every scenario is unit-testable.
+ *
+ * Request flow (the queues all live here, so "no request is lost or duplicated" is a property of
+ * this one state machine):
+ *
+ *   arrive ──▶ shared queue ──takeFcfs──▶ exec (fcfs actor, lock free)
+ *                                  ├────▶ mailbox (drr actor, or exclusive actor busy elsewhere)
+ *                                  ├────▶ forward (host actor)
+ *                                  ├────▶ buffered (migrating actor)   ──finishMigration──▶ out
+ *                                  └────▶ drop (unknown / deregistered)
+ *   mailbox ──takeDrr (drr actor)──▶ exec      mailbox ──takeFcfs via ready list (fcfs actor)──▶ exec
+ */
+
+import { Mailbox } from '../actor/mailbox.ts';
+import { SchedulerStateError } from '../errors.ts';
+import type { ActorId } from '../ids.ts';
+import { DrrGroup, type DrrMember } from './drr-group.ts';
+import { Ewma, WindowedEwma } from './ewma.ts';
+import { resolveSchedulerSettings, type SchedulerSettings } from './settings.ts';
+import type {
+  ActorMode,
+  ActorSchedView,
+  CoreRole,
+  CoreSchedView,
+  Decision,
+  Domain,
+  SchedRequest,
+  SchedulerView,
+  Work,
+} from './types.ts';
+
+/** Which scheduler to run: the paper's hybrid, or one of its two baselines (§5.3, Fig 15). */
+export type SchedulerPolicy = 'hybrid' | 'fcfs' | 'drr';
+
+export interface ActorRegistration {
+  readonly id: ActorId;
+  /** 'nic' and 'host' pin the actor; 'any' lets the scheduler migrate it. */
+  readonly placement: 'nic' | 'host' | 'any';
+  /** The exec lock: an exclusive actor never runs on two cores at once. */
+  readonly exclusive: boolean;
+  /** Where it starts. Defaults to 'host' for host-pinned actors and 'nic' otherwise. */
+  readonly domain?: Domain;
+}
+
+export interface HybridSchedulerOptions {
+  /** Number of NIC cores this scheduler drives (ids 0..n−1). */
+  readonly cores: number;
+  readonly policy?: SchedulerPolicy;
+  readonly settings?: Partial<SchedulerSettings>;
+  /**
+   * The platform's headroom: the largest per-request processing time that still sustains line
+   * rate for requests of this size (the DRR quantum under the 'headroom' rule).
+   */
+  readonly headroomNs?: (requestBytes: number) => number;
+}
+
+const NO_DECISIONS: readonly Decision[] = Object.freeze([]);
+const NS_PER_SECOND = 1e9;
+
+class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
+  readonly id: ActorId;
+  readonly placement: 'nic' | 'host' | 'any';
+  readonly exclusive: boolean;
+  mode: ActorMode;
+  /** Set from a migrate decision until the platform prepares (or abandons) the migration. */
+  migrationTarget: Domain | null = null;
+  migrationRequested = false;
+  readonly exec: Ewma;
+  readonly hostExec: Ewma;
+  readonly requestBytes: Ewma;
+  readonly rate: WindowedEwma;
+  readonly mailbox = new Mailbox<R>();
+  readonly buffered = new Mailbox<R>();
+  running = 0;
+  deficitNs = 0;
+  inReadyList = false;
+  executed = 0;
+  readonly #quantumFor: (actor: ActorRecord<R>) => number;
+
+  constructor(
+    registration: ActorRegistration,
+    mode: ActorMode,
+    settings: SchedulerSettings,
+    quantumFor: (actor: ActorRecord<R>) => number,
+  ) {
+    this.id = registration.id;
+    this.placement = registration.placement;
+    this.exclusive = registration.exclusive;
+    this.mode = mode;
+    this.exec = new Ewma(settings.actorEwmaWeight);
+    this.hostExec = new Ewma(settings.actorEwmaWeight);
+    this.requestBytes = new Ewma(settings.actorEwmaWeight);
+    this.rate = new WindowedEwma(settings.windowEwmaWeight);
+    this.#quantumFor = quantumFor;
+  }
+
+  estimatedCostNs(): number {
+    return this.exec.mean;
+  }
+
+  quantumNs(): number {
+    return this.#quantumFor(this);
+  }
+
+  /** µᵢ × rate: how many NIC cores' worth of time the actor takes (uses NIC-side µᵢ when known). */
+  loadCores(): number {
+    const execNs = this.exec.samples > 0 ? this.exec.mean : this.hostExec.mean;
+    return (execNs * this.rate.value) / NS_PER_SECOND;
+  }
+
+  migratable(): boolean {
+    return this.placement === 'any';
+  }
+}
+
+class CoreRecord<R extends SchedRequest> {
+  readonly id: number;
+  role: CoreRole;
+  /** A role change decided while the core was busy, applied when it next asks for work. */
+  pendingRole: CoreRole | null = null;
+  current: ActorRecord<R> | null = null;
+  currentRequest: R | null = null;
+  busySinceNs = 0;
+  readonly utilization: WindowedEwma;
+
+  constructor(id: number, role: CoreRole, settings: SchedulerSettings) {
+    this.id = id;
+    this.role = role;
+    this.utilization = new WindowedEwma(settings.windowEwmaWeight);
+  }
+}
+
+export class HybridScheduler<R extends SchedRequest = SchedRequest> {
+  readonly settings: SchedulerSettings;
+  readonly policy: SchedulerPolicy;
+  readonly #headroomNs: ((requestBytes: number) => number) | undefined;
+  readonly #actors = new Map<ActorId, ActorRecord<R>>();
+  readonly #cores: CoreRecord<R>[] = [];
+  readonly #shared = new Mailbox<R>();
+  /** FCFS actors with waiting requests and a free exec lock (exclusive waiters, re-queued work). */
+  readonly #ready = new Mailbox<ActorRecord<R>>();
+  readonly #drr = new DrrGroup<ActorRecord<R>>();
+  readonly #fcfsLatency: Ewma;
+  readonly #drrLatency: Ewma;
+  #windowStartNs = 0;
+  #lastNowNs = 0;
+  #lastModeChangeNs = Number.NEGATIVE_INFINITY;
+  #lastMigrationNs = Number.NEGATIVE_INFINITY;
+  #lastScaleNs = Number.NEGATIVE_INFINITY;
+  #migrationsInFlight = 0;
+  /** Cores per effective role (pending role if one is set), kept current by #assignRole. */
+  #fcfsCores = 0;
+  #drrCores = 0;
+  /** Actors in 'host' mode, so the pull check skips its scan when there are none. */
+  #hostActors = 0;
+  readonly #quantumFor: (actor: ActorRecord<R>) => number;
+
+  constructor(options: HybridSchedulerOptions) {
+    if (!Number.isInteger(options.cores) || options.cores < 1) {
+      throw new SchedulerStateError(`a scheduler needs at least one core, got ${options.cores}`);
+    }
+    this.policy = options.policy ?? 'hybrid';
+    const overrides: Partial<SchedulerSettings> = { ...options.settings };
+    this.settings = resolveSchedulerSettings(
+      // The baselines differ from the hybrid only in core roles; migration stays as configured so
+      // a comparison isolates the scheduling discipline.
+      this.policy === 'hybrid' ? overrides : { ...overrides, enableDowngrade: false, enableAutoscale: false },
+    );
+    if (this.settings.managementCoreId >= options.cores) {
+      throw new SchedulerStateError(
+        `managementCoreId ${this.settings.managementCoreId} is not one of the ${options.cores} cores`,
+      );
+    }
+    this.#headroomNs = options.headroomNs;
+    this.#fcfsLatency = new Ewma(this.settings.latencyEwmaWeight);
+    this.#drrLatency = new Ewma(this.settings.latencyEwmaWeight);
+    const initialRole: CoreRole = this.policy === 'drr' ? 'drr' : 'fcfs';
+    for (let id = 0; id < options.cores; id++)
+      this.#cores.push(new CoreRecord(id, initialRole, this.settings));
+    if (initialRole === 'fcfs') this.#fcfsCores = options.cores;
+    else this.#drrCores = options.cores;
+    const fixed = this.settings.fixedQuantumNs;
+    this.#quantumFor =
+      this.settings.quantumRule === 'headroom' && this.#headroomNs
+        ? (actor) => Math.max(1, (this.#headroomNs as (b: number) => number)(actor.requestBytes.mean))
+        : () => fixed;
+  }
+
+  // ── registration ────────────────────────────────────────────────────────────────────────────
+
+  addActor(registration: ActorRegistration): void {
+    if (this.#actors.has(registration.id)) {
+      throw new SchedulerStateError(`actor ${registration.id} is already registered with the scheduler`);
+    }
+    const domain = registration.domain ?? (registration.placement === 'host' ? 'host' : 'nic');
+    if (registration.placement !== 'any' && registration.placement !== domain) {
+      throw new SchedulerStateError(
+        `actor ${registration.id} is pinned to ${registration.placement}, not ${domain}`,
+      );
+    }
+    const mode: ActorMode = domain === 'host' ? 'host' : this.policy === 'drr' ? 'drr' : 'fcfs';
+    const record = new ActorRecord<R>(registration, mode, this.settings, this.#quantumFor);
+    this.#actors.set(registration.id, record);
+    if (mode === 'host') this.#hostActors++;
+    if (mode === 'drr') this.#drr.add(record);
+  }
+
+  /**
+   * Deregisters an actor (watchdog expiry, isolation violation, delete). Returns the requests it
+   * still held so the platform can answer each with a typed error; later arrivals are dropped.
+   */
+  removeActor(id: ActorId): R[] {
+    const actor = this.#require(id);
+    const orphans: R[] = [];
+    actor.mailbox.drainTo((r) => orphans.push(r));
+    actor.buffered.drainTo((r) => orphans.push(r));
+    this.#drr.remove(actor);
+    this.#setMode(actor, 'deregistered');
+    if (actor.migrationTarget !== null) this.#migrationsInFlight--;
+    actor.migrationTarget = null;
+    actor.migrationRequested = false;
+    this.#afterDrrMembershipChange(this.#lastNowNs);
+    return orphans;
+  }
+
+  modeOf(id: ActorId): ActorMode {
+    return this.#require(id).mode;
+  }
+
+  roleOf(core: number): CoreRole {
+    const record = this.#core(core);
+    return record.pendingRole ?? record.role;
+  }
+
+  // ── the data path ───────────────────────────────────────────────────────────────────────────
+
+  /** A request reached the NIC. With no FCFS core (DRR-only), the dispatcher steers it directly. */
+  arrive(request: R, now: number): void {
+    this.#advanceClock(now);
+    if (this.policy === 'drr') {
+      const actor = this.#actors.get(request.actor);
+      if (actor && actor.mode === 'drr') {
+        this.#countArrival(actor, request);
+        actor.mailbox.push(request);
+        return;
+      }
+    }
+    this.#shared.push(request);
+  }
+
+  /**
+   * Algorithm 1, one iteration of an FCFS core: what to do next. Returns undefined when there is
+   * nothing to do. Only an `exec` needs a later `complete(core, …)`; other outcomes are done.
+   */
+  takeFcfs(coreId: number, now: number): Work<R> | undefined {
+    const core = this.#idleCore(coreId, 'fcfs', now);
+    if (!core) return undefined;
+    // Requests already waiting in an FCFS actor's mailbox are older than anything in the shared
+    // queue for that actor; serving them first keeps per-actor FIFO order.
+    while (!this.#ready.isEmpty()) {
+      const actor = this.#ready.shift() as ActorRecord<R>;
+      actor.inReadyList = false;
+      if (actor.mode !== 'fcfs' || actor.mailbox.isEmpty() || (actor.exclusive && actor.running > 0))
+        continue;
+      const request = actor.mailbox.shift() as R;
+      if (!actor.exclusive && !actor.mailbox.isEmpty()) this.#markReady(actor);
+      return this.#start(core, actor, request, now);
+    }
+    return this.#dispatchShared(core, now);
+  }
+
+  /** Algorithm 2, one iteration of a DRR core: the next request to run, or undefined. */
+  takeDrr(coreId: number, now: number): Work<R> | undefined {
+    const core = this.#idleCore(coreId, 'drr', now);
+    if (!core) return undefined;
+    const actor = this.#drr.pick();
+    if (actor) return this.#start(core, actor, actor.mailbox.shift() as R, now);
+    // DRR-only: with no FCFS core, DRR cores also move requests the dispatcher could not steer
+    // (host actors, migrating ones) off the shared queue.
+    if (this.#countRole('fcfs') === 0 && !this.#shared.isEmpty()) return this.#dispatchShared(core, now);
+    return undefined;
+  }
+
+  /** Takes the shared queue's head and routes it by its actor's mode (Algorithm 1's dispatcher). */
+  #dispatchShared(core: CoreRecord<R>, now: number): Work<R> | undefined {
+    const request = this.#shared.shift();
+    if (request === undefined) return undefined;
+    const actor = this.#actors.get(request.actor);
+    if (!actor) return { kind: 'drop', request, reason: 'unknown-actor' };
+    this.#countArrival(actor, request);
+    switch (actor.mode) {
+      case 'deregistered':
+        return { kind: 'drop', request, reason: 'deregistered' };
+      case 'host':
+        return { kind: 'forward', request };
+      case 'migrating':
+        actor.buffered.push(request);
+        return { kind: 'buffered', request };
+      case 'drr':
+        actor.mailbox.push(request);
+        return { kind: 'mailbox', request };
+      case 'fcfs':
+        if (actor.exclusive && (actor.running > 0 || !actor.mailbox.isEmpty())) {
+          actor.mailbox.push(request);
+          return { kind: 'mailbox', request };
+        }
+        return this.#start(core, actor, request, now);
+    }
+  }
+
+  /**
+   * The core finished the request it took. Does the bookkeeping and returns what was decided
+   * (most calls: nothing). `executedNs` defaults to the time since the take.
+   */
+  complete(coreId: number, now: number, executedNs?: number): readonly Decision[] {
+    const core = this.#core(coreId);
+    const actor = core.current;
+    const request = core.currentRequest;
+    if (!actor || !request) throw new SchedulerStateError(`core ${coreId} completed but was running nothing`);
+    this.#advanceClock(now);
+    const execNs = executedNs ?? now - core.busySinceNs;
+    core.utilization.accumulate(now - Math.max(core.busySinceNs, this.#windowStartNs));
+    core.current = null;
+    core.currentRequest = null;
+    actor.running--;
+    actor.executed++;
+    const latencyNs = now - request.arrivalNs;
+    // These cores are NIC cores: this is NIC-side µᵢ (host-side times arrive by recordHostExecution).
+    actor.exec.add(execNs);
+
+    let decisions: Decision[] | null = null;
+    if (core.role === 'drr') {
+      this.#drrLatency.add(latencyNs);
+      if (actor.mode === 'drr') this.#drr.charge(actor, execNs);
+      const mailboxDecision = this.#checkMailboxOverflow(actor, now);
+      if (mailboxDecision) decisions = [mailboxDecision];
+      const upgrade = this.#checkUpgrade(now);
+      if (upgrade) decisions = appendDecision(decisions, upgrade);
+    } else {
+      this.#fcfsLatency.add(latencyNs);
+      const downgrade = this.#checkDowngrade(now);
+      if (downgrade) decisions = [downgrade];
+    }
+    if (actor.mode === 'fcfs' && !actor.mailbox.isEmpty()) this.#markReady(actor);
+    if (actor.mode === 'drr' && actor.mailbox.isEmpty()) actor.deficitNs = 0;
+    if (core.id === this.settings.managementCoreId) {
+      const managed = this.manage(now);
+      if (managed.length > 0) decisions = decisions ? decisions.concat(managed) : [...managed];
+    }
+    return decisions ?? NO_DECISIONS;
+  }
+
+  /**
+   * The management core's checks (Algorithm 1, `core_id == 0`): push and pull migration and core
+   * auto-scaling. Called after each request the management core completes, and by the platform
+   * when that core is idle, so decisions still happen when it has no work of its own.
+   */
+  manage(now: number): readonly Decision[] {
+    this.#advanceClock(now);
+    let decisions: Decision[] | null = null;
+    const migration = this.#checkMigration(now);
+    if (migration) decisions = [migration];
+    const scale = this.#checkAutoscale(now);
+    if (scale) decisions = appendDecision(decisions, scale);
+    return decisions ?? NO_DECISIONS;
+  }
+
+  // ── migration (the runtime runs the four phases; the scheduler keeps the queues right) ──────
+
+  /**
+   * Phase 1, Prepare: stop dispatching to the actor. From now on its requests are buffered; its
+   * mailbox is handed to the buffer in order (a DRR actor's backlog is what made it migrate, so
+   * running it here first would delay the move by exactly that backlog).
+   */
+  prepareMigration(id: ActorId, to: Domain, now: number): void {
+    this.#advanceClock(now);
+    const actor = this.#require(id);
+    const from: Domain = actor.mode === 'host' ? 'host' : 'nic';
+    if (actor.mode === 'migrating' || actor.mode === 'deregistered') {
+      throw new SchedulerStateError(`actor ${id} cannot start a migration while ${actor.mode}`);
+    }
+    if (from === to) throw new SchedulerStateError(`actor ${id} already lives on the ${to}`);
+    if (actor.placement !== 'any') {
+      throw new SchedulerStateError(`actor ${id} is pinned to the ${actor.placement} and cannot migrate`);
+    }
+    if (!actor.migrationRequested) this.#migrationsInFlight++;
+    actor.migrationRequested = false;
+    actor.migrationTarget = to;
+    this.#drr.remove(actor);
+    actor.mailbox.drainTo((r) => actor.buffered.push(r));
+    this.#setMode(actor, 'migrating');
+    this.#lastMigrationNs = now;
+    this.#afterDrrMembershipChange(now);
+  }
+
+  /** Phase 2, Ready: true once no core is still executing the actor. */
+  isQuiescent(id: ActorId): boolean {
+    return this.#require(id).running === 0;
+  }
+
+  /**
+   * Phases 3–4 done (state moved): the actor serves from its new side. Returns the requests that
+   * were buffered meanwhile, oldest first. Moving to the host, the platform forwards them over the
+   * channel (phase 4, Clean); moving to the NIC, they are queued here ahead of newer arrivals and
+   * the returned array is empty.
+   */
+  finishMigration(id: ActorId, now: number): R[] {
+    this.#advanceClock(now);
+    const actor = this.#require(id);
+    if (actor.mode !== 'migrating' || actor.migrationTarget === null) {
+      throw new SchedulerStateError(`actor ${id} is not migrating`);
+    }
+    if (actor.running > 0) throw new SchedulerStateError(`actor ${id} still runs on a core; wait for Ready`);
+    const to = actor.migrationTarget;
+    actor.migrationTarget = null;
+    this.#migrationsInFlight--;
+    this.#lastMigrationNs = now;
+    if (to === 'host') {
+      this.#setMode(actor, 'host');
+      const out: R[] = [];
+      actor.buffered.drainTo((r) => out.push(r));
+      return out;
+    }
+    actor.buffered.drainTo((r) => actor.mailbox.push(r));
+    if (this.policy === 'drr') {
+      // DRR-only has no FCFS core: the actor rejoins the DRR group with its backlog.
+      this.#setMode(actor, 'drr');
+      this.#drr.add(actor);
+    } else {
+      this.#setMode(actor, 'fcfs');
+      if (!actor.mailbox.isEmpty()) this.#markReady(actor);
+    }
+    return [];
+  }
+
+  /** The platform declined a migrate decision (e.g. the host side is full): forget it. */
+  abandonMigration(id: ActorId): void {
+    const actor = this.#require(id);
+    if (!actor.migrationRequested) return;
+    actor.migrationRequested = false;
+    actor.migrationTarget = null;
+    this.#migrationsInFlight--;
+  }
+
+  /** Host-side execution times (reported across the channel) for the pull decision and reports. */
+  recordHostExecution(id: ActorId, executedNs: number): void {
+    this.#require(id).hostExec.add(executedNs);
+  }
+
+  /**
+   * Busy time outside `exec` (dispatching, forwarding, pushing to mailboxes) that the platform
+   * charged to a core, so utilisation counts it.
+   */
+  recordOverhead(coreId: number, busyNs: number): void {
+    this.#core(coreId).utilization.accumulate(busyNs);
+  }
+
+  // ── inspection ──────────────────────────────────────────────────────────────────────────────
+
+  get sharedQueueLength(): number {
+    return this.#shared.length;
+  }
+
+  /** Requests held anywhere in the scheduler (queued, in mailboxes, buffered or running). */
+  heldRequests(): number {
+    let held = this.#shared.length;
+    for (const actor of this.#actors.values()) held += actor.mailbox.length + actor.buffered.length;
+    for (const core of this.#cores) if (core.currentRequest) held++;
+    return held;
+  }
+
+  view(): SchedulerView {
+    const actors: ActorSchedView[] = [];
+    for (const a of this.#actors.values()) {
+      actors.push({
+        id: a.id,
+        mode: a.mode,
+        execMeanNs: a.exec.mean,
+        execStdDevNs: a.exec.stdDev,
+        dispersionNs: a.exec.tail,
+        meanRequestBytes: a.requestBytes.mean,
+        ratePerSec: a.rate.value,
+        loadCores: a.loadCores(),
+        mailboxLength: a.mailbox.length,
+        bufferedLength: a.buffered.length,
+        deficitNs: a.deficitNs,
+        executed: a.executed,
+      });
+    }
+    const cores: CoreSchedView[] = this.#cores.map((c) => ({
+      id: c.id,
+      role: c.role,
+      utilization: c.utilization.value,
+      busy: c.current !== null,
+    }));
+    return {
+      atNs: this.#lastNowNs,
+      fcfs: {
+        meanNs: this.#fcfsLatency.mean,
+        tailNs: this.#fcfsLatency.tail,
+        utilization: this.#groupUtilization('fcfs'),
+        cores: this.#countRole('fcfs'),
+      },
+      drr: {
+        meanNs: this.#drrLatency.mean,
+        tailNs: this.#drrLatency.tail,
+        utilization: this.#groupUtilization('drr'),
+        cores: this.#countRole('drr'),
+      },
+      sharedQueueLength: this.#shared.length,
+      actors,
+      cores,
+    };
+  }
+
+  // ── decisions ───────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Downgrade (Algorithm 1): the FCFS tail is over Tail_thresh → the highest-dispersion FCFS actor
+   * moves to DRR. Only an actor whose own dispersion is at least the upgrade band qualifies:
+   * downgrading an actor that would immediately qualify for upgrade cannot fix the tail (the tail
+   * is then queueing from load, which push migration handles) and would only flap.
+   */
+  #checkDowngrade(now: number): Decision | null {
+    const s = this.settings;
+    if (!s.enableDowngrade || now - this.#lastModeChangeNs < s.settleNs) return null;
+    const tail = this.#fcfsLatency.tail;
+    if (tail <= s.tailThreshNs) return null;
+    if (this.#cores.length < 2) return null; // a DRR core must come from a second core
+    const band = (1 - s.alpha) * s.tailThreshNs;
+    let candidate: ActorRecord<R> | null = null;
+    for (const a of this.#actors.values()) {
+      if (a.mode !== 'fcfs' || a.exec.samples === 0 || a.exec.tail < band) continue;
+      if (!candidate || a.exec.tail > candidate.exec.tail) candidate = a;
+    }
+    if (!candidate) return null;
+    this.#setMode(candidate, 'drr');
+    this.#drr.add(candidate);
+    this.#lastModeChangeNs = now;
+    if (this.#countRole('drr') === 0) this.#assignRole(this.#lastFcfsCoreId(), 'drr');
+    return {
+      kind: 'downgrade',
+      actor: candidate.id,
+      atNs: now,
+      fcfsTailNs: tail,
+      tailThreshNs: s.tailThreshNs,
+      dispersionNs: candidate.exec.tail,
+      why:
+        `FCFS tail ${us(tail)} > Tail_thresh ${us(s.tailThreshNs)}; actor ${candidate.id} has the highest ` +
+        `dispersion (µ+3σ = ${us(candidate.exec.tail)}), so it moves to DRR`,
+    };
+  }
+
+  /**
+   * Upgrade (Algorithm 2): the lowest-dispersion DRR actor returns to FCFS when its own
+   * dispersion and the FCFS tail are both below (1−α)·Tail_thresh. The paper's pseudo-code tests
+   * only "T_tail"; the FCFS tail alone always recovers right after a downgrade (the offender has
+   * left), so testing it alone would upgrade the offender straight back and flap.
+   */
+  #checkUpgrade(now: number): Decision | null {
+    const s = this.settings;
+    if (!s.enableDowngrade || now - this.#lastModeChangeNs < s.settleNs) return null;
+    const band = (1 - s.alpha) * s.tailThreshNs;
+    const fcfsTail = this.#fcfsLatency.tail;
+    if (fcfsTail >= band) return null;
+    let candidate: ActorRecord<R> | null = null;
+    for (const a of this.#drr.members()) {
+      if (a.exec.samples === 0) continue;
+      if (!candidate || a.exec.tail < candidate.exec.tail) candidate = a;
+    }
+    if (!candidate || candidate.exec.tail >= band) return null;
+    this.#drr.remove(candidate);
+    this.#setMode(candidate, 'fcfs');
+    if (!candidate.mailbox.isEmpty()) this.#markReady(candidate);
+    this.#lastModeChangeNs = now;
+    this.#afterDrrMembershipChange(now);
+    return {
+      kind: 'upgrade',
+      actor: candidate.id,
+      atNs: now,
+      fcfsTailNs: fcfsTail,
+      dispersionNs: candidate.exec.tail,
+      bandNs: band,
+      why:
+        `actor ${candidate.id}'s dispersion ${us(candidate.exec.tail)} and the FCFS tail ${us(fcfsTail)} are ` +
+        `below (1−α)·Tail_thresh = ${us(band)}, so it returns to FCFS`,
+    };
+  }
+
+  /** Algorithm 2's last line: a DRR actor whose mailbox exceeds Q_thresh is pushed to the host. */
+  #checkMailboxOverflow(actor: ActorRecord<R>, now: number): Decision | null {
+    const s = this.settings;
+    if (!s.enableMigration || actor.mode !== 'drr' || !actor.migratable()) return null;
+    if (actor.mailbox.length <= s.queueThresh || this.#migrationsInFlight > 0) return null;
+    return this.#requestMigration(
+      actor,
+      'host',
+      now,
+      'mailbox-length',
+      `DRR actor ${actor.id}'s mailbox holds ${actor.mailbox.length} > Q_thresh ${s.queueThresh}, ` +
+        'so it moves to the host',
+    );
+  }
+
+  /** Push on FCFS mean latency, or pull when the NIC has headroom (Algorithm 1, management core). */
+  #checkMigration(now: number): Decision | null {
+    const s = this.settings;
+    if (!s.enableMigration || this.#migrationsInFlight > 0 || now - this.#lastMigrationNs < s.settleNs)
+      return null;
+    if (this.#fcfsLatency.samples === 0) return null;
+    const mean = this.#fcfsLatency.mean;
+    if (mean > s.meanThreshNs) {
+      let candidate: ActorRecord<R> | null = null;
+      for (const a of this.#actors.values()) {
+        if ((a.mode !== 'fcfs' && a.mode !== 'drr') || !a.migratable()) continue;
+        if (!candidate || a.loadCores() > candidate.loadCores()) candidate = a;
+      }
+      if (!candidate) return null;
+      return this.#requestMigration(
+        candidate,
+        'host',
+        now,
+        'mean-latency',
+        `FCFS mean ${us(mean)} > Mean_thresh ${us(s.meanThreshNs)}; actor ${candidate.id} carries the most ` +
+          `NIC load (${candidate.loadCores().toFixed(2)} cores), so it moves to the host`,
+      );
+    }
+    if (mean >= (1 - s.alpha) * s.meanThreshNs) return null;
+    const fcfsCores = this.#countRole('fcfs');
+    if (this.#hostActors === 0 || fcfsCores < 2) return null;
+    const spare = (fcfsCores - 1) / fcfsCores;
+    const utilization = this.#groupUtilization('fcfs');
+    if (utilization >= spare) return null;
+    let candidate: ActorRecord<R> | null = null;
+    for (const a of this.#actors.values()) {
+      if (a.mode !== 'host' || !a.migratable()) continue;
+      if (!candidate || a.loadCores() < candidate.loadCores()) candidate = a;
+    }
+    if (!candidate) return null;
+    // Pull only what fits: if the actor's load would push FCFS utilisation past the spare line,
+    // it would be pushed straight back (the push/pull flap the band alone cannot stop).
+    const projected = utilization + candidate.loadCores() / fcfsCores;
+    if (projected >= spare) return null;
+    return this.#requestMigration(
+      candidate,
+      'nic',
+      now,
+      'pull-headroom',
+      `FCFS mean ${us(mean)} < (1−α)·Mean_thresh ${us((1 - s.alpha) * s.meanThreshNs)} and FCFS utilisation ` +
+        `${pct(utilization)} → ${pct(projected)} stays under ${pct(spare)}; actor ${candidate.id} adds the ` +
+        'least load, so it comes back to the NIC',
+    );
+  }
+
+  /**
+   * Core auto-scaling: a FCFS core becomes a DRR core when DRR utilisation ≥ 95% and the FCFS
+   * group can spare one (utilisation < (n−1)/n); symmetrically a DRR core returns when FCFS
+   * utilisation ≥ 95% and the DRR group can spare one. The management core never changes role.
+   */
+  #checkAutoscale(now: number): Decision | null {
+    const s = this.settings;
+    if (!s.enableAutoscale || now - this.#lastScaleNs < s.settleNs) return null;
+    const n = this.#countRole('fcfs');
+    const m = this.#countRole('drr');
+    if (m === 0) return null;
+    const fcfsUtil = this.#groupUtilization('fcfs');
+    const drrUtil = this.#groupUtilization('drr');
+    if (drrUtil >= s.scaleUpUtilization && n >= 2 && fcfsUtil < (n - 1) / n) {
+      const core = this.#lastFcfsCoreId();
+      this.#assignRole(core, 'drr');
+      this.#lastScaleNs = now;
+      return this.#scaleDecision(
+        core,
+        'fcfs',
+        'drr',
+        now,
+        fcfsUtil,
+        drrUtil,
+        `DRR utilisation ${pct(drrUtil)} ≥ ${pct(s.scaleUpUtilization)} and FCFS (${n} cores, ${pct(fcfsUtil)}) ` +
+          `can spare one, so core ${core} moves to DRR`,
+      );
+    }
+    if (fcfsUtil >= s.scaleUpUtilization && m >= 2 && drrUtil < (m - 1) / m) {
+      const core = this.#firstDrrCoreId();
+      this.#assignRole(core, 'fcfs');
+      this.#lastScaleNs = now;
+      return this.#scaleDecision(
+        core,
+        'drr',
+        'fcfs',
+        now,
+        fcfsUtil,
+        drrUtil,
+        `FCFS utilisation ${pct(fcfsUtil)} ≥ ${pct(s.scaleUpUtilization)} and DRR (${m} cores, ${pct(drrUtil)}) ` +
+          `can spare one, so core ${core} moves to FCFS`,
+      );
+    }
+    return null;
+  }
+
+  #scaleDecision(
+    core: number,
+    from: CoreRole,
+    to: CoreRole,
+    now: number,
+    fcfsUtil: number,
+    drrUtil: number,
+    why: string,
+  ): Decision {
+    return {
+      kind: 'scale',
+      core,
+      from,
+      to,
+      atNs: now,
+      fcfsUtilization: fcfsUtil,
+      drrUtilization: drrUtil,
+      why,
+    };
+  }
+
+  #requestMigration(
+    actor: ActorRecord<R>,
+    to: Domain,
+    now: number,
+    trigger: 'mean-latency' | 'mailbox-length' | 'pull-headroom',
+    why: string,
+  ): Decision {
+    actor.migrationRequested = true;
+    actor.migrationTarget = to;
+    this.#migrationsInFlight++;
+    this.#lastMigrationNs = now;
+    return { kind: 'migrate', actor: actor.id, to, atNs: now, trigger, loadCores: actor.loadCores(), why };
+  }
+
+  /** With no DRR actor left, DRR cores have nothing to do: they all return to FCFS. */
+  #afterDrrMembershipChange(_now: number): void {
+    if (this.policy !== 'hybrid' || this.#drr.size > 0) return;
+    for (const core of this.#cores)
+      if ((core.pendingRole ?? core.role) === 'drr') this.#assignRole(core.id, 'fcfs');
+  }
+
+  // ── helpers ─────────────────────────────────────────────────────────────────────────────────
+
+  #start(core: CoreRecord<R>, actor: ActorRecord<R>, request: R, now: number): Work<R> {
+    core.current = actor;
+    core.currentRequest = request;
+    core.busySinceNs = now;
+    actor.running++;
+    return { kind: 'exec', request };
+  }
+
+  /** Every mode change goes through here so the host-actor count stays exact. */
+  #setMode(actor: ActorRecord<R>, mode: ActorMode): void {
+    if (actor.mode === 'host') this.#hostActors--;
+    if (mode === 'host') this.#hostActors++;
+    actor.mode = mode;
+  }
+
+  #markReady(actor: ActorRecord<R>): void {
+    if (actor.inReadyList) return;
+    actor.inReadyList = true;
+    this.#ready.push(actor);
+  }
+
+  #countArrival(actor: ActorRecord<R>, request: R): void {
+    actor.rate.accumulate(1);
+    actor.requestBytes.add(request.sizeBytes);
+  }
+
+  #idleCore(coreId: number, role: CoreRole, now: number): CoreRecord<R> | null {
+    const core = this.#core(coreId);
+    if (core.current)
+      throw new SchedulerStateError(`core ${coreId} asked for work while still running a request`);
+    this.#advanceClock(now);
+    if (core.pendingRole) {
+      core.role = core.pendingRole;
+      core.pendingRole = null;
+    }
+    return core.role === role ? core : null;
+  }
+
+  #assignRole(coreId: number, role: CoreRole): void {
+    const core = this.#core(coreId);
+    const before = core.pendingRole ?? core.role;
+    if (before !== role) {
+      if (role === 'fcfs') {
+        this.#fcfsCores++;
+        this.#drrCores--;
+      } else {
+        this.#drrCores++;
+        this.#fcfsCores--;
+      }
+    }
+    if (core.current) core.pendingRole = role;
+    else {
+      core.role = role;
+      core.pendingRole = null;
+    }
+  }
+
+  #countRole(role: CoreRole): number {
+    return role === 'fcfs' ? this.#fcfsCores : this.#drrCores;
+  }
+
+  #groupUtilization(role: CoreRole): number {
+    let sum = 0;
+    let count = 0;
+    for (const core of this.#cores) {
+      if ((core.pendingRole ?? core.role) !== role) continue;
+      sum += core.utilization.value;
+      count++;
+    }
+    return count === 0 ? 0 : sum / count;
+  }
+
+  #lastFcfsCoreId(): number {
+    for (let id = this.#cores.length - 1; id >= 0; id--) {
+      const core = this.#cores[id] as CoreRecord<R>;
+      if (id !== this.settings.managementCoreId && (core.pendingRole ?? core.role) === 'fcfs') return id;
+    }
+    throw new SchedulerStateError('no FCFS core other than the management core');
+  }
+
+  #firstDrrCoreId(): number {
+    for (const core of this.#cores) if ((core.pendingRole ?? core.role) === 'drr') return core.id;
+    throw new SchedulerStateError('no DRR core');
+  }
+
+  /**
+   * Moves time forward, closing statistics windows; time never runs backwards. Windows are closed
+   * one at a time so a core busy across several boundaries is charged its busy share of each; a
+   * long idle gap (no core busy) is closed in one step, as empty windows.
+   */
+  #advanceClock(now: number): void {
+    if (now < this.#lastNowNs) {
+      throw new SchedulerStateError(`time ran backwards: ${now} ns after ${this.#lastNowNs} ns`);
+    }
+    this.#lastNowNs = now;
+    const windowNs = this.settings.windowNs;
+    while (now - this.#windowStartNs >= windowNs) {
+      const windows = Math.floor((now - this.#windowStartNs) / windowNs);
+      const anyBusy = this.#cores.some((c) => c.current !== null);
+      const closing = anyBusy ? 1 : windows;
+      const windowEnd = this.#windowStartNs + windowNs;
+      for (const core of this.#cores) {
+        if (core.current)
+          core.utilization.accumulate(windowEnd - Math.max(core.busySinceNs, this.#windowStartNs));
+        core.utilization.roll(closing, 1 / windowNs);
+      }
+      for (const actor of this.#actors.values()) actor.rate.roll(closing, NS_PER_SECOND / windowNs);
+      this.#windowStartNs += closing * windowNs;
+    }
+  }
+
+  #core(coreId: number): CoreRecord<R> {
+    const core = this.#cores[coreId];
+    if (!core) throw new SchedulerStateError(`no core ${coreId} (this scheduler has ${this.#cores.length})`);
+    return core;
+  }
+
+  #require(id: ActorId): ActorRecord<R> {
+    const actor = this.#actors.get(id);
+    if (!actor) throw new SchedulerStateError(`actor ${id} is not registered with the scheduler`);
+    return actor;
+  }
+}
+
+/** Decisions are rare: allocate the list only when there is one. */
+function appendDecision(list: Decision[] | null, decision: Decision): Decision[] {
+  if (!list) return [decision];
+  list.push(decision);
+  return list;
+}
+
+function us(ns: number): string {
+  return `${(ns / 1000).toFixed(1)} µs`;
+}
+
+function pct(fraction: number): string {
+  return `${(fraction * 100).toFixed(0)}%`;
+}

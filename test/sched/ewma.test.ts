@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Ewma, WindowedEwma } from '../../src/sched/ewma.ts';
+import { seededRandom } from './harness.ts';
+
+test("EWMA mean and deviation converge to the stream's (exponential samples: σ = µ)", () => {
+  const random = seededRandom(1);
+  const ewma = new Ewma(1 / 256);
+  let sum = 0;
+  const n = 200_000;
+  let tailSum = 0;
+  for (let i = 0; i < n; i++) {
+    ewma.add(-Math.log(1 - random()) * 32_000);
+    if (i > 10_000) {
+      sum += ewma.mean;
+      tailSum += ewma.tail;
+    }
+  }
+  const meanOfMeans = sum / (n - 10_001);
+  const meanOfTails = tailSum / (n - 10_001);
+  assert.ok(Math.abs(meanOfMeans - 32_000) / 32_000 < 0.02, `mean ${meanOfMeans}`);
+  // µ + 3σ of an exponential is 4µ (the EWMA variance is slightly biased low by (1 − w)).
+  assert.ok(Math.abs(meanOfTails - 128_000) / 128_000 < 0.05, `tail ${meanOfTails}`);
+});
+
+test('EWMA warm-up: early estimates are plain means, not biased to the first sample', () => {
+  const ewma = new Ewma(1 / 128);
+  ewma.add(5);
+  for (let i = 0; i < 9; i++) ewma.add(60);
+  assert.equal(ewma.mean, (5 + 9 * 60) / 10);
+});
+
+test('EWMA tracks a step change within a few 1/w samples', () => {
+  const ewma = new Ewma(1 / 16);
+  for (let i = 0; i < 1_000; i++) ewma.add(10);
+  for (let i = 0; i < 100; i++) ewma.add(100);
+  assert.ok(ewma.mean > 99, `mean ${ewma.mean}`);
+  assert.throws(() => new Ewma(0), RangeError);
+  assert.throws(() => new Ewma(1.5), RangeError);
+});
+
+test('windowed EWMA: a rate decays when traffic stops, empty windows count', () => {
+  const rate = new WindowedEwma(0.5);
+  rate.accumulate(100);
+  rate.roll(1, 10); // 1000 per unit
+  assert.equal(rate.value, 1000);
+  rate.roll(2, 10); // one empty window closed with the accumulator, then one more empty
+  assert.equal(rate.value, 250);
+});

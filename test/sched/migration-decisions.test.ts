@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { actorId } from '../../src/ids.ts';
+import { HybridScheduler } from '../../src/sched/hybrid-scheduler.ts';
+import type { SchedulerSettings } from '../../src/sched/settings.ts';
+import type { Decision } from '../../src/sched/types.ts';
+import { SchedulerHarness, seededRandom, type TestRequest } from './harness.ts';
+
+const MS = 1_000_000;
+const US = 1_000;
+
+type Migrate = Extract<Decision, { kind: 'migrate' }>;
+
+function threeActors(settings: Partial<SchedulerSettings>) {
+  const scheduler = new HybridScheduler<TestRequest>({ cores: 4, settings });
+  for (const id of [1, 2, 3]) scheduler.addActor({ id: actorId(id), placement: 'any', exclusive: false });
+  const harness = new SchedulerHarness(scheduler, { cores: 4, costNs: () => 10 * US });
+  return { scheduler, harness };
+}
+
+test('overload pushes the most loaded actor to the host, and nothing else', () => {
+  const random = seededRandom(3);
+  const { scheduler, harness } = threeActors({
+    meanThreshNs: 20 * US,
+    tailThreshNs: 100 * US,
+    enableDowngrade: false,
+  });
+  // 2.6 + 1.0 + 0.5 = 4.1 cores of work on 4 cores: the queue grows until someone leaves.
+  harness.addPoisson(1, 0, 60 * MS, 260_000, random);
+  harness.addPoisson(2, 0, 60 * MS, 100_000, random);
+  harness.addPoisson(3, 0, 60 * MS, 50_000, random);
+  harness.run(60 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.equal(
+    migrations.length,
+    1,
+    `exactly one migration, got ${migrations.map((m) => m.why).join(' | ')}`,
+  );
+  const [push] = migrations;
+  assert.equal(push?.actor, 1, 'the actor with the most NIC load (µ × rate) is the one pushed');
+  assert.equal(push?.to, 'host');
+  assert.equal(push?.trigger, 'mean-latency');
+  assert.equal(scheduler.modeOf(actorId(1)), 'host');
+  assert.equal(scheduler.modeOf(actorId(2)), 'fcfs');
+  assert.equal(scheduler.modeOf(actorId(3)), 'fcfs');
+  assert.ok(harness.forwarded.length > 0 && harness.forwarded.every((r) => r.actor === 1));
+});
+
+test('with no overload nothing migrates', () => {
+  const random = seededRandom(4);
+  const { harness } = threeActors({ meanThreshNs: 20 * US, tailThreshNs: 100 * US, enableDowngrade: false });
+  harness.addPoisson(1, 0, 60 * MS, 100_000, random);
+  harness.addPoisson(2, 0, 60 * MS, 100_000, random);
+  harness.addPoisson(3, 0, 60 * MS, 50_000, random);
+  harness.run(60 * MS);
+  assert.equal(harness.kinds('migrate').length, 0);
+});
+
+test('when load falls the host actor is pulled back to the NIC', () => {
+  const random = seededRandom(5);
+  const { scheduler, harness } = threeActors({
+    meanThreshNs: 20 * US,
+    tailThreshNs: 100 * US,
+    enableDowngrade: false,
+  });
+  harness.addPoisson(1, 0, 30 * MS, 260_000, random);
+  harness.addPoisson(1, 30 * MS, 90 * MS, 40_000, random);
+  harness.addPoisson(2, 0, 90 * MS, 100_000, random);
+  harness.addPoisson(3, 0, 90 * MS, 50_000, random);
+  harness.run(90 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.equal(migrations.length, 2, migrations.map((m) => m.why).join(' | '));
+  assert.deepEqual(
+    migrations.map((m) => [m.actor, m.to, m.trigger]),
+    [
+      [1, 'host', 'mean-latency'],
+      [1, 'nic', 'pull-headroom'],
+    ],
+  );
+  assert.ok((migrations[1] as Migrate).atNs > 30 * MS, 'pulled only after its load fell');
+  assert.equal(scheduler.modeOf(actorId(1)), 'fcfs');
+});
+
+test('hysteresis: a steady load near Mean_thresh does not push and pull back and forth', () => {
+  const random = seededRandom(6);
+  // 1.2 + 1.2 + 0.8 = 3.2 cores on 4: the mean sits just above Mean_thresh; once actor 1 leaves,
+  // pulling it back would put FCFS utilisation at 80% — over the (n−1)/n = 75% spare line.
+  const { harness } = threeActors({ meanThreshNs: 12 * US, tailThreshNs: 100 * US, enableDowngrade: false });
+  harness.addPoisson(1, 0, 200 * MS, 120_000, random);
+  harness.addPoisson(2, 0, 200 * MS, 120_000, random);
+  harness.addPoisson(3, 0, 200 * MS, 80_000, random);
+  harness.run(200 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.ok(migrations.length <= 1, `at most one move under a steady load, got ${migrations.length}`);
+  assert.ok(
+    migrations.every((m) => m.to === 'host'),
+    'never pulled back under the same load',
+  );
+});
+
+test('a DRR actor whose mailbox exceeds Q_thresh is pushed to the host', () => {
+  const random = seededRandom(8);
+  const scheduler = new HybridScheduler<TestRequest>({
+    cores: 2,
+    settings: {
+      tailThreshNs: 40 * US,
+      meanThreshNs: 40 * US, // FCFS keeps only the 2 µs actor: its mean stays far below
+      queueThresh: 16,
+      enableAutoscale: false,
+      settleNs: 1 * MS,
+    },
+  });
+  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: true });
+  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: true });
+  const harness = new SchedulerHarness(scheduler, {
+    cores: 2,
+    costNs: (r) => (r.actor === 1 ? 2 * US : random() < 0.5 ? 5 * US : 60 * US),
+  });
+  harness.addPoisson(1, 0, 40 * MS, 100_000, random);
+  // 32.5 µs mean × 40 k/s = 1.3 cores of work for the single DRR core.
+  harness.addPoisson(2, 0, 40 * MS, 40_000, random);
+  harness.run(40 * MS);
+  assert.deepEqual(
+    harness.kinds('downgrade').map((d) => (d as { actor: number }).actor),
+    [2],
+  );
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.ok(migrations.length >= 1);
+  assert.equal(migrations[0]?.actor, 2);
+  assert.equal(migrations[0]?.trigger, 'mailbox-length');
+  assert.equal(scheduler.modeOf(actorId(2)), 'host');
+});
+
+test('migration decisions are taken on the management core only', () => {
+  const scheduler = new HybridScheduler<TestRequest>({
+    cores: 2,
+    settings: { meanThreshNs: 10 * US, tailThreshNs: 1_000 * US, enableDowngrade: false },
+  });
+  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
+  // Requests that waited 100 µs: every completion reports an FCFS mean far above Mean_thresh.
+  const at = 100 * US;
+  for (let seq = 0; seq < 4; seq++)
+    scheduler.arrive({ actor: actorId(1), sizeBytes: 64, arrivalNs: 0, seq }, 0);
+  assert.equal(scheduler.takeFcfs(1, at)?.kind, 'exec');
+  assert.deepEqual(scheduler.complete(1, at + 5 * US), [], 'core 1 is not the management core');
+  assert.equal(scheduler.takeFcfs(1, at + 5 * US)?.kind, 'exec');
+  assert.deepEqual(scheduler.complete(1, at + 10 * US), []);
+  assert.equal(scheduler.takeFcfs(0, at + 10 * US)?.kind, 'exec');
+  const decisions = scheduler.complete(0, at + 15 * US);
+  assert.equal(decisions.length, 1);
+  assert.equal(decisions[0]?.kind, 'migrate');
+});
+
+test('pinned actors are never chosen for migration', () => {
+  const random = seededRandom(9);
+  const scheduler = new HybridScheduler<TestRequest>({
+    cores: 4,
+    settings: { meanThreshNs: 20 * US, tailThreshNs: 100 * US, enableDowngrade: false },
+  });
+  scheduler.addActor({ id: actorId(1), placement: 'nic', exclusive: false });
+  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false });
+  const harness = new SchedulerHarness(scheduler, { cores: 4, costNs: () => 10 * US });
+  harness.addPoisson(1, 0, 30 * MS, 300_000, random);
+  harness.addPoisson(2, 0, 30 * MS, 120_000, random);
+  harness.run(30 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.ok(migrations.length >= 1);
+  assert.ok(
+    migrations.every((m) => m.actor === 2),
+    'the heavier actor is pinned; only actor 2 may move',
+  );
+  assert.equal(scheduler.modeOf(actorId(1)), 'fcfs');
+});
