@@ -64,6 +64,8 @@ export interface HybridSchedulerOptions {
    * rate for requests of this size (the DRR quantum under the 'headroom' rule).
    */
   readonly headroomNs?: (requestBytes: number) => number;
+  /** How decisions name actors in their `why` (e.g. from the actor table); defaults to "actor <id>". */
+  readonly nameOf?: (id: ActorId) => string;
 }
 
 const NO_DECISIONS: readonly Decision[] = Object.freeze([]);
@@ -146,6 +148,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   readonly settings: SchedulerSettings;
   readonly policy: SchedulerPolicy;
   readonly #headroomNs: ((requestBytes: number) => number) | undefined;
+  readonly #nameOf: (id: ActorId) => string;
   readonly #actors = new Map<ActorId, ActorRecord<R>>();
   readonly #cores: CoreRecord<R>[] = [];
   readonly #shared = new Mailbox<R>();
@@ -184,6 +187,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       );
     }
     this.#headroomNs = options.headroomNs;
+    this.#nameOf = options.nameOf ?? ((id) => `actor ${id}`);
     this.#fcfsLatency = new Ewma(this.settings.latencyEwmaWeight);
     this.#drrLatency = new Ewma(this.settings.latencyEwmaWeight);
     const initialRole: CoreRole = this.policy === 'drr' ? 'drr' : 'fcfs';
@@ -350,8 +354,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (upgrade) decisions = appendDecision(decisions, upgrade);
     } else {
       this.#fcfsLatency.add(latencyNs);
-      const downgrade = this.#checkDowngrade(now);
-      if (downgrade) decisions = [downgrade];
+      decisions = this.#checkDowngrade(now);
     }
     if (actor.mode === 'fcfs' && !actor.mailbox.isEmpty()) this.#markReady(actor);
     if (actor.mode === 'drr' && actor.mailbox.isEmpty()) actor.deficitNs = 0;
@@ -533,12 +536,13 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
    * downgrading an actor that would immediately qualify for upgrade cannot fix the tail (the tail
    * is then queueing from load, which push migration handles) and would only flap.
    */
-  #checkDowngrade(now: number): Decision | null {
+  #checkDowngrade(now: number): Decision[] | null {
     const s = this.settings;
     if (!s.enableDowngrade || now - this.#lastModeChangeNs < s.settleNs) return null;
     const tail = this.#fcfsLatency.tail;
     if (tail <= s.tailThreshNs) return null;
-    if (this.#cores.length < 2) return null; // a DRR core must come from a second core
+    // A DRR core must come from an FCFS core other than the management core.
+    if (this.#countRole('drr') === 0 && this.#lastFcfsCoreId() < 0) return null;
     const band = (1 - s.alpha) * s.tailThreshNs;
     let candidate: ActorRecord<R> | null = null;
     for (const a of this.#actors.values()) {
@@ -549,8 +553,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     this.#setMode(candidate, 'drr');
     this.#drr.add(candidate);
     this.#lastModeChangeNs = now;
+    // "A DRR core is created if none exists" — then sized at once to the load the actor brings
+    // (its µᵢ·rateᵢ is known from its FCFS time), rather than waiting for the 95% rule.
     if (this.#countRole('drr') === 0) this.#assignRole(this.#lastFcfsCoreId(), 'drr');
-    return {
+    const sizing = this.#checkAutoscale(now, true);
+    const downgrade: Decision = {
       kind: 'downgrade',
       actor: candidate.id,
       atNs: now,
@@ -558,9 +565,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       tailThreshNs: s.tailThreshNs,
       dispersionNs: candidate.exec.tail,
       why:
-        `FCFS tail ${us(tail)} > Tail_thresh ${us(s.tailThreshNs)}; actor ${candidate.id} has the highest ` +
+        `FCFS tail ${us(tail)} > Tail_thresh ${us(s.tailThreshNs)}; ${this.#nameOf(candidate.id)} has the highest ` +
         `dispersion (µ+3σ = ${us(candidate.exec.tail)}), so it moves to DRR`,
     };
+    return sizing ? [downgrade, sizing] : [downgrade];
   }
 
   /**
@@ -594,7 +602,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       dispersionNs: candidate.exec.tail,
       bandNs: band,
       why:
-        `actor ${candidate.id}'s dispersion ${us(candidate.exec.tail)} and the FCFS tail ${us(fcfsTail)} are ` +
+        `${this.#nameOf(candidate.id)}'s dispersion ${us(candidate.exec.tail)} and the FCFS tail ${us(fcfsTail)} are ` +
         `below (1−α)·Tail_thresh = ${us(band)}, so it returns to FCFS`,
     };
   }
@@ -609,7 +617,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       'host',
       now,
       'mailbox-length',
-      `DRR actor ${actor.id}'s mailbox holds ${actor.mailbox.length} > Q_thresh ${s.queueThresh}, ` +
+      `DRR ${this.#nameOf(actor.id)}'s mailbox holds ${actor.mailbox.length} > Q_thresh ${s.queueThresh}, ` +
         'so it moves to the host',
     );
   }
@@ -633,7 +641,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
         'host',
         now,
         'mean-latency',
-        `FCFS mean ${us(mean)} > Mean_thresh ${us(s.meanThreshNs)}; actor ${candidate.id} carries the most ` +
+        `FCFS mean ${us(mean)} > Mean_thresh ${us(s.meanThreshNs)}; ${this.#nameOf(candidate.id)} carries the most ` +
           `NIC load (${candidate.loadCores().toFixed(2)} cores), so it moves to the host`,
       );
     }
@@ -649,69 +657,112 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (!candidate || a.loadCores() < candidate.loadCores()) candidate = a;
     }
     if (!candidate) return null;
-    // Pull only what fits: if the actor's load would push FCFS utilisation past the spare line,
-    // it would be pushed straight back (the push/pull flap the band alone cannot stop).
-    const projected = utilization + candidate.loadCores() / fcfsCores;
-    if (projected >= spare) return null;
+    // Pull only what fits, or it is pushed straight back (the push/pull flap the α band alone
+    // cannot stop): the actor's load must leave the FCFS group under its spare line, and — since
+    // a high-dispersion actor will be downgraded and take cores for DRR — the whole NIC too.
+    const load = candidate.loadCores();
+    const fcfsLoad = this.#groupLoadCores('fcfs');
+    const nicLoad = fcfsLoad + this.#groupLoadCores('drr');
+    const nicCores = this.#cores.length;
+    const projectedFcfs = (fcfsLoad + load) / fcfsCores;
+    const projectedNic = (nicLoad + load) / nicCores;
+    if (projectedFcfs >= spare || projectedNic >= (nicCores - 1) / nicCores) return null;
+    // An exclusive actor runs on one core at a time: more than one core's worth of load can never
+    // be served on the NIC, however many cores are free (its mailbox would overflow Q_thresh again).
+    if (candidate.exclusive && load >= s.scaleUpUtilization) return null;
     return this.#requestMigration(
       candidate,
       'nic',
       now,
       'pull-headroom',
-      `FCFS mean ${us(mean)} < (1−α)·Mean_thresh ${us((1 - s.alpha) * s.meanThreshNs)} and FCFS utilisation ` +
-        `${pct(utilization)} → ${pct(projected)} stays under ${pct(spare)}; actor ${candidate.id} adds the ` +
+      `FCFS mean ${us(mean)} < (1−α)·Mean_thresh ${us((1 - s.alpha) * s.meanThreshNs)}; with ` +
+        `${this.#nameOf(candidate.id)}'s ${load.toFixed(2)} cores FCFS load goes to ${pct(projectedFcfs)} of ` +
+        `${fcfsCores} cores and NIC load to ${pct(projectedNic)}, both under the spare line, and it adds the ` +
         'least load, so it comes back to the NIC',
     );
   }
 
   /**
-   * Core auto-scaling: a FCFS core becomes a DRR core when DRR utilisation ≥ 95% and the FCFS
-   * group can spare one (utilisation < (n−1)/n); symmetrically a DRR core returns when FCFS
-   * utilisation ≥ 95% and the DRR group can spare one. The management core never changes role.
+   * Core auto-scaling: FCFS cores become DRR cores when the DRR group's load reaches 95% of its
+   * cores and the FCFS group can spare them; symmetrically DRR cores return when the FCFS group
+   * reaches 95% and the DRR group can spare them. The management core never changes role.
+   *
+   * A group's load, in cores, is the larger of its measured utilisation and its actors' offered
+   * load Σ µᵢ·rateᵢ. Measured utilisation alone cannot exceed 100% and its EWMA needs several ms to
+   * climb, so an overloaded DRR group overflowed Q_thresh before the 95% rule could add a core, and
+   * the actor was pushed to the host, pulled back and downgraded again in a cycle (seen in the
+   * walkthrough with a 71 µs flow classifier). Offered load shows the overload at once, and moving
+   * as many cores as it calls for (not one per settle period) keeps DRR actors on the NIC when the
+   * NIC has the cores. See docs/scheduler.md.
    */
-  #checkAutoscale(now: number): Decision | null {
+  #checkAutoscale(now: number, force = false): Decision | null {
     const s = this.settings;
-    if (!s.enableAutoscale || now - this.#lastScaleNs < s.settleNs) return null;
+    if (!s.enableAutoscale || (!force && now - this.#lastScaleNs < s.settleNs)) return null;
     const n = this.#countRole('fcfs');
     const m = this.#countRole('drr');
     if (m === 0) return null;
-    const fcfsUtil = this.#groupUtilization('fcfs');
-    const drrUtil = this.#groupUtilization('drr');
-    if (drrUtil >= s.scaleUpUtilization && n >= 2 && fcfsUtil < (n - 1) / n) {
-      const core = this.#lastFcfsCoreId();
-      this.#assignRole(core, 'drr');
+    const fcfsLoad = this.#groupLoadCores('fcfs');
+    const drrLoad = this.#groupLoadCores('drr');
+    const line = s.scaleUpUtilization;
+    if (drrLoad >= line * m && fcfsLoad < n - 1) {
+      const wanted = Math.ceil(drrLoad / line) - m;
+      const fcfsNeeded = Math.max(1, Math.ceil(fcfsLoad / line));
+      const moved = this.#moveCores('fcfs', 'drr', Math.min(wanted, n - fcfsNeeded));
+      if (moved.length === 0) return null;
       this.#lastScaleNs = now;
       return this.#scaleDecision(
-        core,
+        moved,
         'fcfs',
         'drr',
         now,
-        fcfsUtil,
-        drrUtil,
-        `DRR utilisation ${pct(drrUtil)} ≥ ${pct(s.scaleUpUtilization)} and FCFS (${n} cores, ${pct(fcfsUtil)}) ` +
-          `can spare one, so core ${core} moves to DRR`,
+        fcfsLoad / n,
+        drrLoad / m,
+        `DRR load ${drrLoad.toFixed(2)} cores on ${m} DRR core(s) ≥ ${pct(line)} and FCFS (${n} cores, load ` +
+          `${fcfsLoad.toFixed(2)}) can spare ${moved.length}, so core(s) ${moved.join(', ')} move to DRR`,
       );
     }
-    if (fcfsUtil >= s.scaleUpUtilization && m >= 2 && drrUtil < (m - 1) / m) {
-      const core = this.#firstDrrCoreId();
-      this.#assignRole(core, 'fcfs');
+    if (fcfsLoad >= line * n && m >= 2 && drrLoad < m - 1) {
+      const wanted = Math.ceil(fcfsLoad / line) - n;
+      const drrNeeded = Math.max(1, Math.ceil(drrLoad / line));
+      const moved = this.#moveCores('drr', 'fcfs', Math.min(wanted, m - drrNeeded));
+      if (moved.length === 0) return null;
       this.#lastScaleNs = now;
       return this.#scaleDecision(
-        core,
+        moved,
         'drr',
         'fcfs',
         now,
-        fcfsUtil,
-        drrUtil,
-        `FCFS utilisation ${pct(fcfsUtil)} ≥ ${pct(s.scaleUpUtilization)} and DRR (${m} cores, ${pct(drrUtil)}) ` +
-          `can spare one, so core ${core} moves to FCFS`,
+        fcfsLoad / n,
+        drrLoad / m,
+        `FCFS load ${fcfsLoad.toFixed(2)} cores on ${n} FCFS cores ≥ ${pct(line)} and DRR (${m} cores, load ` +
+          `${drrLoad.toFixed(2)}) can spare ${moved.length}, so core(s) ${moved.join(', ')} move to FCFS`,
       );
     }
     return null;
   }
 
+  /** A group's load in cores: max(measured utilisation × cores, Σ µᵢ·rateᵢ of its actors). */
+  #groupLoadCores(role: CoreRole): number {
+    const mode: ActorMode = role;
+    let offered = 0;
+    for (const a of this.#actors.values()) if (a.mode === mode) offered += a.loadCores();
+    return Math.max(this.#groupUtilization(role) * this.#countRole(role), offered);
+  }
+
+  /** Moves up to `count` cores between roles (never the management core); returns their ids. */
+  #moveCores(from: CoreRole, to: CoreRole, count: number): number[] {
+    const moved: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const core = from === 'fcfs' ? this.#lastFcfsCoreId() : this.#firstDrrCoreId();
+      if (core < 0) break;
+      this.#assignRole(core, to);
+      moved.push(core);
+    }
+    return moved;
+  }
+
   #scaleDecision(
-    core: number,
+    cores: readonly number[],
     from: CoreRole,
     to: CoreRole,
     now: number,
@@ -721,7 +772,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   ): Decision {
     return {
       kind: 'scale',
-      core,
+      cores,
       from,
       to,
       atNs: now,
@@ -826,17 +877,19 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     return count === 0 ? 0 : sum / count;
   }
 
+  /** The highest-numbered FCFS core that is not the management core, or −1. */
   #lastFcfsCoreId(): number {
     for (let id = this.#cores.length - 1; id >= 0; id--) {
       const core = this.#cores[id] as CoreRecord<R>;
       if (id !== this.settings.managementCoreId && (core.pendingRole ?? core.role) === 'fcfs') return id;
     }
-    throw new SchedulerStateError('no FCFS core other than the management core');
+    return -1;
   }
 
+  /** The lowest-numbered DRR core, or −1. */
   #firstDrrCoreId(): number {
     for (const core of this.#cores) if ((core.pendingRole ?? core.role) === 'drr') return core.id;
-    throw new SchedulerStateError('no DRR core');
+    return -1;
   }
 
   /**

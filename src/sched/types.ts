@@ -82,7 +82,7 @@ export type Decision =
     }
   | {
       readonly kind: 'scale';
-      readonly core: number;
+      readonly cores: readonly number[];
       readonly from: CoreRole;
       readonly to: CoreRole;
       readonly atNs: number;

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+
+const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
+
+function ipipe(...args: string[]) {
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test('--json output is one parseable document with a schema version and the seed', () => {
+  const run = ipipe('walkthrough', 'scheduler', '--seed', '7', '--json');
+  assert.equal(run.code, 0, run.stderr);
+  const document = JSON.parse(run.stdout) as { schemaVersion: number; seed: number; decisions: unknown[] };
+  assert.equal(document.schemaVersion, 1);
+  assert.equal(document.seed, 7);
+  assert.ok(Array.isArray(document.decisions));
+});
+
+test('a bad option value is a usage error (exit 2) that says what to pass', () => {
+  const run = ipipe('walkthrough', 'scheduler', '--seed', '-3');
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /--seed must be a non-negative integer/);
+  assert.equal(run.stdout, '');
+});
+
+test('an unknown command is a usage error (exit 2) pointing at --help', () => {
+  const run = ipipe('frobnicate');
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /unknown command 'frobnicate'/);
+  assert.match(run.stderr, /--help/);
+});
+
+test('--help succeeds and lists the commands', () => {
+  const run = ipipe('--help');
+  assert.equal(run.code, 0);
+  assert.match(run.stdout, /showcase/);
+  assert.match(run.stdout, /walkthrough/);
+});
