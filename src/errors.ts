@@ -15,6 +15,9 @@ export const ERROR_CODES = [
   'IPIPE_ERR_ACTOR_UNKNOWN',
   'IPIPE_ERR_ACTOR_DUPLICATE',
   'IPIPE_ERR_ACTOR_DEREGISTERED',
+  'IPIPE_ERR_ACTOR_NO_ORIGIN',
+  'IPIPE_ERR_ACTOR_IDS_EXHAUSTED',
+  'IPIPE_ERR_CODEC_INVALID_SCHEMA',
   'IPIPE_ERR_CODEC_DECODE',
   'IPIPE_ERR_CODEC_ENCODE',
   'IPIPE_ERR_MAILBOX_FULL',
@@ -27,6 +30,8 @@ export const ERROR_CODES = [
   'IPIPE_ERR_DMO_COLLECTION_FORMAT',
   'IPIPE_ERR_SCHED_INVALID_SETTINGS',
   'IPIPE_ERR_SCHED_INVALID_STATE',
+  'IPIPE_ERR_SIM_INVALID_TIME',
+  'IPIPE_ERR_SIM_INVALID_KIND',
   'IPIPE_ERR_CLI_USAGE',
 ] as const;
 
@@ -85,6 +90,27 @@ export class ActorDeregisteredError extends IpipeError {
       `actor ${actorId} was deregistered (${reason}); its requests are refused`,
     );
     this.actorId = actorId;
+  }
+}
+
+/** `reply()` while handling a message that has no requester (a timer, an init-time send). */
+export class NoOriginError extends IpipeError {
+  constructor(actorName: string, message: string) {
+    super('IPIPE_ERR_ACTOR_NO_ORIGIN', `actor "${actorName}": ${message}`);
+  }
+}
+
+/** Every actor id is taken. */
+export class ActorIdsExhaustedError extends IpipeError {
+  constructor(range: string) {
+    super('IPIPE_ERR_ACTOR_IDS_EXHAUSTED', `no free actor id in ${range}: remove actors before registering more`);
+  }
+}
+
+/** A message schema that cannot be built (bad limit, reserved name, too many variants). */
+export class SchemaError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_CODEC_INVALID_SCHEMA', `invalid message schema: ${message}`);
   }
 }
 
@@ -189,6 +215,20 @@ export class SchedulerSettingsError extends IpipeError {
 export class SchedulerStateError extends IpipeError {
   constructor(message: string) {
     super('IPIPE_ERR_SCHED_INVALID_STATE', `scheduler misuse: ${message}`);
+  }
+}
+
+/** A simulated time that is in the past, fractional, NaN or beyond exact representation. */
+export class SimTimeError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_SIM_INVALID_TIME', message);
+  }
+}
+
+/** An event kind the simulation kernel was never told about. */
+export class SimKindError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_SIM_INVALID_KIND', message);
   }
 }
 
