@@ -9,7 +9,7 @@ const MS = 1_000_000;
 const US = 1_000;
 type Scale = Extract<Decision, { kind: 'scale' }>;
 
-test('core auto-scaling: a saturated DRR group takes a spare FCFS core, and gives it back when FCFS saturates', () => {
+test('core auto-scaling: a saturated DRR group takes spare FCFS cores, and gives them back when FCFS saturates', () => {
   const random = seededRandom(12);
   const scheduler = new HybridScheduler<TestRequest>({
     cores: 4,
@@ -32,7 +32,12 @@ test('core auto-scaling: a saturated DRR group takes a spare FCFS core, and give
   assert.equal(harness.kinds('downgrade').length, 1, 'actor 2 was downgraded, creating the first DRR core');
   assert.ok(up.length >= 1 && up.every((d) => d.from === 'fcfs' && d.to === 'drr'));
   assert.ok((up[0] as Scale).drrUtilization >= 0.95);
-  assert.equal(scheduler.view().drr.cores, 2, 'one DRR core could not carry 1.5 cores of work');
+  const drrCores = scheduler.view().drr.cores;
+  assert.ok(drrCores >= 2, `one DRR core cannot carry 1.5 cores of work (got ${drrCores})`);
+  assert.ok(
+    up.every((d) => !d.cores.includes(0)),
+    'the management core never changes role',
+  );
   assert.ok(
     scheduler.view().cores.some((c) => c.id === 0 && c.role === 'fcfs'),
     'core 0 stays FCFS',
