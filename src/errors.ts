@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'IPIPE_ERR_DMO_FOREIGN_OBJECT',
   'IPIPE_ERR_DMO_UNKNOWN_OBJECT',
   'IPIPE_ERR_DMO_REGION_EXHAUSTED',
+  'IPIPE_ERR_DMO_DOMAIN_FULL',
   'IPIPE_ERR_DMO_INVALID_SIZE',
   'IPIPE_ERR_DMO_CORRUPT_SNAPSHOT',
   'IPIPE_ERR_DMO_COLLECTION_FORMAT',
@@ -103,7 +104,10 @@ export class NoOriginError extends IpipeError {
 /** Every actor id is taken. */
 export class ActorIdsExhaustedError extends IpipeError {
   constructor(range: string) {
-    super('IPIPE_ERR_ACTOR_IDS_EXHAUSTED', `no free actor id in ${range}: remove actors before registering more`);
+    super(
+      'IPIPE_ERR_ACTOR_IDS_EXHAUSTED',
+      `no free actor id in ${range}: remove actors before registering more`,
+    );
   }
 }
 
@@ -180,6 +184,16 @@ export class DmoRegionExhaustedError extends IpipeError {
         `${freeBytes} bytes free in total; free objects or give actors larger regions`,
     );
     this.requestedBytes = requestedBytes;
+  }
+}
+
+/** Every region of a side's DMO memory is held by an actor. */
+export class DmoDomainFullError extends IpipeError {
+  constructor(maxActors: number) {
+    super(
+      'IPIPE_ERR_DMO_DOMAIN_FULL',
+      `all ${maxActors} DMO regions are in use: release a heap or create the domain with more regions`,
+    );
   }
 }
 

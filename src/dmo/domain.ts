@@ -1,0 +1,232 @@
+/**
+ * `DmoDomain`: one side's DMO memory — the NIC's or the host's (iPipe §3, "Distributed memory
+ * objects": at start-up each registered actor gets its own equal-sized region, and each side keeps
+ * an object table of (object id, actor id, start, size)).
+ *
+ * A domain is a single ArrayBuffer or SharedArrayBuffer carved into `maxActors` regions of
+ * `regionBytes` each (layout.ts draws it). Every byte of state, including each region's allocator
+ * and object-table rows, lives in the buffer, so `DmoDomain.attach(buffer)` on another worker
+ * thread sees the same heaps. The JS object only caches heap handles.
+ *
+ * Region hand-out and release take a futex lock in the domain header when the buffer is shared,
+ * so two threads creating heaps at once cannot claim the same region.
+ */
+
+import { ConfigError, DmoDomainFullError, DuplicateActorError } from '../errors.ts';
+import { type ActorId, actorId as checkedActorId } from '../ids.ts';
+import { lockWord, unlockWord } from './futex-lock.ts';
+import { RegionHeap, regionOf } from './heap.ts';
+import {
+  DOMAIN_HEADER_BYTES,
+  DOMAIN_LAYOUT_VERSION,
+  DOMAIN_MAGIC,
+  DOMAIN_WORD,
+  MAX_DOMAIN_BYTES,
+  MIN_REGION_BYTES,
+  REGION_FLAG_EXCLUSIVE,
+  REGION_MAGIC,
+  REGION_WORD,
+  tagActor,
+} from './layout.ts';
+import { createDomainMemory, type DomainBuffer, type DomainMemory } from './memory.ts';
+import { Region } from './region.ts';
+import type { DmoHeap, ObjectTableRow } from './types.ts';
+
+/** How a domain is carved. */
+export interface DmoDomainOptions {
+  /** Bytes of every actor's region: a multiple of 16, at least 1024. */
+  readonly regionBytes: number;
+  /** Regions in the domain: the most actors that can hold heaps on this side at once. */
+  readonly maxActors: number;
+  /** Back the domain with a SharedArrayBuffer so worker threads can attach to it (default false). */
+  readonly shared?: boolean;
+}
+
+/** How one actor's heap is set up. */
+export interface DmoHeapOptions {
+  /**
+   * The actor holds the exec lock (never runs on two threads at once), so in a shared domain its
+   * allocate/free skip the futex lock. Default false: a non-exclusive actor may run on several
+   * worker threads, and its allocator metadata must be protected.
+   */
+  readonly exclusive?: boolean;
+}
+
+/** One side's DMO memory (NIC or host): equal per-actor regions in one (shareable) buffer. */
+export class DmoDomain {
+  /** The memory itself; hand it to a worker and call `DmoDomain.attach` there. */
+  readonly buffer: DomainBuffer;
+  readonly regionBytes: number;
+  readonly maxActors: number;
+  readonly shared: boolean;
+  readonly #memory: DomainMemory;
+  readonly #heaps = new Map<ActorId, RegionHeap>();
+
+  private constructor(memory: DomainMemory) {
+    this.#memory = memory;
+    this.buffer = memory.buffer;
+    this.shared = memory.shared;
+    this.regionBytes = memory.u32[DOMAIN_WORD.regionBytes]!;
+    this.maxActors = memory.u32[DOMAIN_WORD.maxActors]!;
+  }
+
+  /** Bytes a domain with these options occupies (header plus regions). */
+  static bytesFor(options: DmoDomainOptions): number {
+    validateOptions(options);
+    return DOMAIN_HEADER_BYTES + options.regionBytes * options.maxActors;
+  }
+
+  /** A new, empty domain. Throws ConfigError for unusable sizes. */
+  static create(options: DmoDomainOptions): DmoDomain {
+    const totalBytes = DmoDomain.bytesFor(options);
+    const buffer = options.shared ? new SharedArrayBuffer(totalBytes) : new ArrayBuffer(totalBytes);
+    const memory = createDomainMemory(buffer);
+    memory.u32[DOMAIN_WORD.magic] = DOMAIN_MAGIC;
+    memory.u32[DOMAIN_WORD.version] = DOMAIN_LAYOUT_VERSION;
+    memory.u32[DOMAIN_WORD.regionBytes] = options.regionBytes;
+    memory.u32[DOMAIN_WORD.maxActors] = options.maxActors;
+    return new DmoDomain(memory);
+  }
+
+  /**
+   * A second view of an existing domain's buffer (typically a SharedArrayBuffer received by a
+   * worker thread). It sees every heap already created there, and they see its changes.
+   */
+  static attach(buffer: DomainBuffer): DmoDomain {
+    if (buffer.byteLength < DOMAIN_HEADER_BYTES || buffer.byteLength % 8 !== 0) {
+      throw new ConfigError('buffer', `${buffer.byteLength} bytes cannot hold a DMO domain`);
+    }
+    const memory = createDomainMemory(buffer);
+    const u32 = memory.u32;
+    if (u32[DOMAIN_WORD.magic] !== DOMAIN_MAGIC) {
+      throw new ConfigError('buffer', 'not a DMO domain (bad magic): attach the buffer of a DmoDomain');
+    }
+    if (u32[DOMAIN_WORD.version] !== DOMAIN_LAYOUT_VERSION) {
+      throw new ConfigError(
+        'buffer',
+        `DMO domain layout version ${u32[DOMAIN_WORD.version]} is not supported`,
+      );
+    }
+    const regionBytes = u32[DOMAIN_WORD.regionBytes]!;
+    const maxActors = u32[DOMAIN_WORD.maxActors]!;
+    validateOptions({ regionBytes, maxActors });
+    if (buffer.byteLength !== DOMAIN_HEADER_BYTES + regionBytes * maxActors) {
+      throw new ConfigError('buffer', `buffer length ${buffer.byteLength} does not match its domain header`);
+    }
+    return new DmoDomain(memory);
+  }
+
+  /** Claims a free region for `actor` and returns its empty heap. */
+  createHeap(actor: ActorId, options: DmoHeapOptions = {}): DmoHeap {
+    checkedActorId(actor);
+    this.#lock();
+    try {
+      if (this.#findRegion(actor) >= 0) throw new DuplicateActorError(`a DMO heap of actor ${actor}`);
+      const u32 = this.#memory.u32;
+      for (let index = 0; index < this.maxActors; index++) {
+        const base = this.#regionBase(index);
+        if (u32[(base >>> 2) + REGION_WORD.ownerTag] === 0) {
+          const flags = options.exclusive === true ? REGION_FLAG_EXCLUSIVE : 0;
+          const heap = new RegionHeap(Region.initialise(this.#memory, base, this.regionBytes, actor, flags));
+          this.#heaps.set(actor, heap);
+          return heap;
+        }
+      }
+      throw new DmoDomainFullError(this.maxActors);
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  /** The heap of `actor` in this domain, or undefined (also when another thread released it). */
+  heapOf(actor: ActorId): DmoHeap | undefined {
+    const cached = this.#heaps.get(actor);
+    if (cached !== undefined) {
+      if (regionOf(cached).isCurrent()) return cached;
+      this.#heaps.delete(actor);
+    }
+    const index = this.#findRegion(actor);
+    if (index < 0) return undefined;
+    const heap = new RegionHeap(new Region(this.#memory, this.#regionBase(index), actor));
+    this.#heaps.set(actor, heap);
+    return heap;
+  }
+
+  /**
+   * Frees `actor`'s region for reuse (migration's last step on the old side, or actor deletion).
+   * Every id and view of the heap stops resolving at once. False when the actor has no heap here.
+   */
+  releaseHeap(actor: ActorId): boolean {
+    this.#lock();
+    try {
+      const index = this.#findRegion(actor);
+      this.#heaps.delete(actor);
+      if (index < 0) return false;
+      new Region(this.#memory, this.#regionBase(index), actor).markReleased();
+      return true;
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  /** Actors holding a heap in this domain, in region order. */
+  *actors(): IterableIterator<ActorId> {
+    const u32 = this.#memory.u32;
+    for (let index = 0; index < this.maxActors; index++) {
+      const tag = u32[(this.#regionBase(index) >>> 2) + REGION_WORD.ownerTag]!;
+      if (tag !== 0) yield tagActor(tag) as ActorId;
+    }
+  }
+
+  /** The side's object table, as the paper's rows, region by region and slot by slot. */
+  *objectTable(): IterableIterator<ObjectTableRow> {
+    for (const actor of this.actors()) {
+      const heap = this.heapOf(actor);
+      if (heap !== undefined) yield* regionOf(heap).tableRows();
+    }
+  }
+
+  #regionBase(index: number): number {
+    return DOMAIN_HEADER_BYTES + index * this.regionBytes;
+  }
+
+  /** Region index owned by `actor`, or −1. */
+  #findRegion(actor: ActorId): number {
+    const u32 = this.#memory.u32;
+    for (let index = 0; index < this.maxActors; index++) {
+      const header = this.#regionBase(index) >>> 2;
+      const tag = u32[header + REGION_WORD.ownerTag]!;
+      if (tag !== 0 && tagActor(tag) === actor && u32[header + REGION_WORD.magic] === REGION_MAGIC) {
+        return index;
+      }
+    }
+    return -1;
+  }
+
+  #lock(): void {
+    if (this.shared) lockWord(this.#memory.i32, DOMAIN_WORD.lock);
+  }
+
+  #unlock(): void {
+    if (this.shared) unlockWord(this.#memory.i32, DOMAIN_WORD.lock);
+  }
+}
+
+function validateOptions(options: DmoDomainOptions): void {
+  const { regionBytes, maxActors } = options;
+  if (!Number.isInteger(regionBytes) || regionBytes < MIN_REGION_BYTES || regionBytes % 16 !== 0) {
+    throw new ConfigError(
+      'regionBytes',
+      `must be a multiple of 16 and at least ${MIN_REGION_BYTES}, got ${regionBytes}`,
+    );
+  }
+  if (!Number.isInteger(maxActors) || maxActors < 1) {
+    throw new ConfigError('maxActors', `must be a positive integer, got ${maxActors}`);
+  }
+  if (DOMAIN_HEADER_BYTES + regionBytes * maxActors > MAX_DOMAIN_BYTES) {
+    throw new ConfigError(
+      'regionBytes',
+      `${maxActors} regions of ${regionBytes} bytes exceed the 4 GiB a domain can address`,
+    );
+  }
+}

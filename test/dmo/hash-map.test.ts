@@ -1,0 +1,176 @@
+/**
+ * DmoHashMap against a plain JS Map model: random operation sequences (growth, deletes, updates
+ * of every size) give the same results; string helpers, copy-free reads, re-opening by root id.
+ */
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { DmoHashMap, DmoSkipList, restoreHeap, snapshotHeap } from '../../src/dmo/index.ts';
+import { A, B, bytes, hex, makeDomain, throwsCode } from './helpers.ts';
+
+const keyArb = fc.oneof(
+  fc.uint8Array({ minLength: 0, maxLength: 3 }), // short keys collide in prefix and length
+  fc.uint8Array({ minLength: 0, maxLength: 40 }),
+);
+const opArb = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('set' as const),
+      key: keyArb,
+      value: fc.uint8Array({ maxLength: 60 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key: keyArb }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('get' as const), key: keyArb }) },
+);
+
+test('model: random set/delete/get sequences match a Map', () => {
+  fc.assert(
+    fc.property(fc.array(opArb, { maxLength: 300 }), fc.nat({ max: 0xffff_ffff }), (ops, seed) => {
+      const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
+      const map = DmoHashMap.create(heap, { seed });
+      const model = new Map<string, Uint8Array>();
+      for (const step of ops) {
+        const k = hex(step.key);
+        if (step.op === 'set') {
+          map.set(step.key, step.value);
+          model.set(k, step.value);
+        } else if (step.op === 'delete') {
+          assert.equal(map.delete(step.key), model.delete(k));
+        } else {
+          assert.deepEqual(map.get(step.key), model.get(k));
+          assert.equal(map.has(step.key), model.has(k));
+        }
+        assert.equal(map.size, model.size);
+      }
+      const entries = new Map([...map.entries()].map(([key, value]) => [hex(key), value]));
+      assert.deepEqual(entries, model);
+    }),
+    { numRuns: 120 },
+  );
+});
+
+test('grows through many rehashes and keeps every entry; deletes leave no holes in probe runs', () => {
+  const heap = makeDomain({ regionBytes: 4 << 20 }).createHeap(A);
+  const map = DmoHashMap.create(heap);
+  const n = 5000;
+  for (let i = 0; i < n; i++) map.setString(`key-${i}`, `value-${i}`);
+  assert.equal(map.size, n);
+  for (let i = 0; i < n; i += 2) assert.equal(map.deleteString(`key-${i}`), true);
+  for (let i = 0; i < n; i++) {
+    assert.equal(map.getStringValue(`key-${i}`), i % 2 === 0 ? undefined : `value-${i}`);
+  }
+  assert.equal(map.size, n / 2);
+  const before = heap.stats().liveObjects;
+  map.clear();
+  assert.equal(map.size, 0);
+  assert.equal(heap.stats().liveObjects, before - n / 2);
+  map.destroy();
+  assert.equal(heap.stats().liveObjects, 0, 'destroy frees every object of the map');
+});
+
+test('copy-free reads: getInto and getView', () => {
+  const heap = makeDomain().createHeap(A);
+  const map = DmoHashMap.create(heap);
+  map.set(bytes('alpha'), bytes('0123456789'));
+  const target = new Uint8Array(16).fill(0xee);
+  assert.equal(map.getInto(bytes('alpha'), target, 3), 10);
+  assert.deepEqual([...target.subarray(3, 13)], [...bytes('0123456789')]);
+  assert.equal(target[13], 0xee);
+  assert.equal(
+    map.getInto(bytes('alpha'), new Uint8Array(4)),
+    10,
+    'too small: length reported, nothing copied',
+  );
+  assert.equal(map.getInto(bytes('beta'), target), -1);
+  assert.equal(map.getStringInto('alpha', target), 10);
+  const view = map.getView(bytes('alpha'))!;
+  view[0] = 0x41;
+  assert.equal(map.getStringValue('alpha'), 'A123456789', 'a view writes through');
+  assert.equal(map.getView(bytes('nope')), undefined);
+});
+
+test('values grow in place within their block and move when they outgrow it', () => {
+  const heap = makeDomain().createHeap(A);
+  const map = DmoHashMap.create(heap);
+  map.set(bytes('k'), new Uint8Array(1).fill(1));
+  const objects = heap.stats().liveObjects;
+  map.set(bytes('k'), new Uint8Array(8).fill(2)); // still inside the entry's 32-byte block
+  assert.equal(heap.stats().liveObjects, objects);
+  map.set(bytes('k'), new Uint8Array(300).fill(3));
+  assert.equal(heap.stats().liveObjects, objects, 'the old entry was freed');
+  assert.deepEqual(map.get(bytes('k')), new Uint8Array(300).fill(3));
+  map.set(bytes('k'), new Uint8Array(0));
+  assert.deepEqual(map.get(bytes('k')), new Uint8Array(0));
+});
+
+test('string helpers handle non-ASCII keys and values', () => {
+  const heap = makeDomain().createHeap(A);
+  const map = DmoHashMap.create(heap);
+  map.setString('naïve – 東京', 'ok ✓');
+  assert.equal(map.getStringValue('naïve – 東京'), 'ok ✓');
+  assert.ok(map.hasString('naïve – 東京'));
+  assert.deepEqual(map.getString('naïve – 東京'), bytes('ok ✓'));
+  assert.deepEqual(map.get(bytes('naïve – 東京')), bytes('ok ✓'), 'string keys are their UTF-8 bytes');
+  assert.equal(map.getStringValue('naive'), undefined);
+  const long = 'x'.repeat(5000);
+  map.setString(long, long);
+  assert.equal(map.getStringValue(long), long);
+});
+
+test('a shared-buffer map decodes string values', () => {
+  const heap = makeDomain({ shared: true }).createHeap(A);
+  const map = DmoHashMap.create(heap);
+  map.setString('k', 'shared');
+  assert.equal(map.getStringValue('k'), 'shared');
+});
+
+test('re-open by root id; open refuses other kinds and other actors', () => {
+  const domain = makeDomain();
+  const heap = domain.createHeap(A);
+  const map = DmoHashMap.create(heap, { initialCapacity: 100 });
+  map.setString('a', '1');
+  const again = DmoHashMap.open(heap, map.rootId);
+  assert.equal(again.getStringValue('a'), '1');
+  again.setString('b', '2');
+  assert.equal(map.getStringValue('b'), '2', 'both handles see one map');
+  const list = DmoSkipList.create(heap);
+  throwsCode(() => DmoHashMap.open(heap, list.rootId), 'IPIPE_ERR_DMO_COLLECTION_FORMAT');
+  throwsCode(() => DmoHashMap.open(heap, heap.allocate(32)), 'IPIPE_ERR_DMO_COLLECTION_FORMAT');
+  throwsCode(() => DmoHashMap.open(domain.createHeap(B), map.rootId), 'IPIPE_ERR_DMO_FOREIGN_OBJECT');
+});
+
+test('after a restore the cached translations are rebuilt and the map keeps working', () => {
+  const heap = makeDomain({ regionBytes: 1 << 20 }).createHeap(A);
+  const map = DmoHashMap.create(heap);
+  // Churn first so that the restored layout (compacted) differs from the original one.
+  for (let i = 0; i < 600; i++) map.setString(`tmp-${i}`, 'x'.repeat(i % 50));
+  for (let i = 0; i < 600; i++) map.deleteString(`tmp-${i}`);
+  for (let i = 0; i < 300; i++) map.setString(`k${i}`, `v${i}`);
+  const other = makeDomain({ regionBytes: 1 << 20 });
+  const restored = DmoHashMap.open(restoreHeap(other, A, snapshotHeap(heap)), map.rootId);
+  for (let i = 0; i < 300; i++) assert.equal(restored.getStringValue(`k${i}`), `v${i}`);
+  restored.setString('new', 'entry');
+  assert.equal(restored.deleteString('k7'), true);
+  assert.equal(restored.size, 300);
+  assert.equal(map.getStringValue('k7'), 'v7', 'the original is untouched');
+});
+
+test('exhaustion while growing or inserting leaves the map consistent', () => {
+  const heap = makeDomain({ regionBytes: 8192 }).createHeap(A);
+  const map = DmoHashMap.create(heap);
+  const model = new Map<string, string>();
+  throwsCode(() => {
+    for (let i = 0; ; i++) {
+      map.setString(`key-${i}`, `value-${i}`);
+      model.set(`key-${i}`, `value-${i}`);
+    }
+  }, 'IPIPE_ERR_DMO_REGION_EXHAUSTED');
+  assert.equal(map.size, model.size);
+  for (const [k, v] of model) assert.equal(map.getStringValue(k), v);
+  map.deleteString('key-0');
+  map.setString('again', 'fits');
+  assert.equal(map.getStringValue('again'), 'fits');
+});
