@@ -44,7 +44,7 @@ import type {
 /** Which scheduler to run: the paper's hybrid, or one of its two baselines (§5.3, Fig 15). */
 export type SchedulerPolicy = 'hybrid' | 'fcfs' | 'drr';
 
-export interface ActorRegistration {
+export interface SchedActorRegistration {
   readonly id: ActorId;
   /** 'nic' and 'host' pin the actor; 'any' lets the scheduler migrate it. */
   readonly placement: 'nic' | 'host' | 'any';
@@ -92,7 +92,7 @@ class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
   readonly #quantumFor: (actor: ActorRecord<R>) => number;
 
   constructor(
-    registration: ActorRegistration,
+    registration: SchedActorRegistration,
     mode: ActorMode,
     settings: SchedulerSettings,
     quantumFor: (actor: ActorRecord<R>) => number,
@@ -204,7 +204,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
 
   // ── registration ────────────────────────────────────────────────────────────────────────────
 
-  addActor(registration: ActorRegistration): void {
+  addActor(registration: SchedActorRegistration): void {
     if (this.#actors.has(registration.id)) {
       throw new SchedulerStateError(`actor ${registration.id} is already registered with the scheduler`);
     }
