@@ -10,6 +10,7 @@
  */
 
 import type { ActorRef } from '../actor/actor-ref.ts';
+import type { MessageCodec } from '../actor/codec.ts';
 import type {
   ActorContext,
   ActorLogger,
@@ -34,8 +35,11 @@ export interface ActorPorts {
    * actor `target`, wherever it runs; the receiver handles it under `origin`.
    */
   route(from: ActorId, target: ActorId, message: unknown, sizeBytes: number, origin: Origin): void;
-  /** Answers an external client with `message` encoded by the replying actor's `replies` codec. */
-  replyToClient(from: ActorId, origin: ClientOrigin, message: unknown, encoded: Uint8Array): void;
+  /**
+   * Answers an external client with `message`, a value of the replying actor's `replies` codec
+   * (passed along: a live platform encodes it onto the wire, the simulator only needs its size).
+   */
+  replyToClient(from: ActorId, origin: ClientOrigin, message: unknown, codec: MessageCodec<unknown>): void;
   /** The messages codec of an actor (for sizing a reply sent to an asking actor). */
   codecOf(target: ActorId): { sizeOf(message: unknown): number } | undefined;
   /** Arms a timer: at `timer.dueAtNs` the platform calls `instance.fireTimer(timer.id)`. */
@@ -98,7 +102,7 @@ class InstanceContext implements ActorContext<unknown, unknown> {
       throw new ConfigError(`actor ${this.name}`, 'reply() needs a `replies` codec in the actor definition');
     }
     if (origin.kind === 'client') {
-      instance.ports.replyToClient(this.self, origin, message, replies.encode(message));
+      instance.ports.replyToClient(this.self, origin, message, replies);
       return;
     }
     // An actor asked (send with origin 'self'): it handles the answer as one of its own

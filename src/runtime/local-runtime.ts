@@ -75,7 +75,8 @@ export class LocalRuntime {
         if (!this.table.has(target)) throw new UnknownActorError(target);
         this.#queue.push({ target, message, origin });
       },
-      replyToClient: (from, origin: ClientOrigin, message, encoded) => {
+      replyToClient: (from, origin: ClientOrigin, message, codec) => {
+        const encoded = codec.encode(message);
         this.replies.push({ from, requestId: origin.requestId, endpoint: origin.endpoint, message, encoded });
       },
       codecOf: (target) => this.table.lookup(target)?.definition.messages,

@@ -169,6 +169,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   /** Actors in 'host' mode, so the pull check skips its scan when there are none. */
   #hostActors = 0;
   readonly #quantumFor: (actor: ActorRecord<R>) => number;
+  /** Samples an actor's EWMA needs before its dispersion is trusted (its warm-up, 1/w). */
+  readonly #warmSamples: number;
 
   constructor(options: HybridSchedulerOptions) {
     if (!Number.isInteger(options.cores) || options.cores < 1) {
@@ -187,6 +189,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       );
     }
     this.#headroomNs = options.headroomNs;
+    this.#warmSamples = Math.ceil(1 / this.settings.actorEwmaWeight);
     this.#nameOf = options.nameOf ?? ((id) => `actor ${id}`);
     this.#fcfsLatency = new Ewma(this.settings.latencyEwmaWeight);
     this.#drrLatency = new Ewma(this.settings.latencyEwmaWeight);
@@ -545,11 +548,21 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (this.#countRole('drr') === 0 && this.#lastFcfsCoreId() < 0) return null;
     const band = (1 - s.alpha) * s.tailThreshNs;
     let candidate: ActorRecord<R> | null = null;
+    const warm = this.#warmSamples;
     for (const a of this.#actors.values()) {
-      if (a.mode !== 'fcfs' || a.exec.samples === 0 || a.exec.tail < band) continue;
+      if (a.mode !== 'fcfs' || a.exec.samples === 0) continue;
+      // Decide on settled statistics only: an estimate from a handful of samples is noise.
+      if (a.exec.samples < warm) return null;
+      if (a.exec.tail < band) continue;
       if (!candidate || a.exec.tail > candidate.exec.tail) candidate = a;
     }
     if (!candidate) return null;
+    // Downgrading helps only if it separates the tail's cause from the rest: the execution-time
+    // tail of the FCFS actors that would stay (their rate-weighted mixture, µ+3σ) must fall under
+    // the band. Among actors of similar dispersion, or for a lone actor, that never holds: moving
+    // one to DRR would only take cores from FCFS without shortening anyone's tail.
+    const remainingTail = this.#fcfsMixtureTail(candidate);
+    if (!(remainingTail < band)) return null;
     this.#setMode(candidate, 'drr');
     this.#drr.add(candidate);
     this.#lastModeChangeNs = now;
@@ -739,6 +752,29 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       );
     }
     return null;
+  }
+
+  /**
+   * µ+3σ of the execution times of the FCFS actors other than `excluded`, as one mixture weighted
+   * by each actor's rate (its sample count before rates exist). NaN when no other actor has data.
+   */
+  #fcfsMixtureTail(excluded: ActorRecord<R>): number {
+    let weight = 0;
+    let mean = 0;
+    let secondMoment = 0;
+    for (const a of this.#actors.values()) {
+      if (a === excluded || a.mode !== 'fcfs' || a.exec.samples === 0) continue;
+      const w = a.rate.value > 0 ? a.rate.value : a.exec.samples;
+      const mu = a.exec.mean;
+      const sigma = a.exec.stdDev;
+      weight += w;
+      mean += w * mu;
+      secondMoment += w * (sigma * sigma + mu * mu);
+    }
+    if (weight === 0) return Number.NaN;
+    mean /= weight;
+    const variance = Math.max(0, secondMoment / weight - mean * mean);
+    return mean + 3 * Math.sqrt(variance);
   }
 
   /** A group's load in cores: max(measured utilisation × cores, Σ µᵢ·rateᵢ of its actors). */

@@ -19,9 +19,15 @@ test('the walkthrough tells the story it claims: ranker downgraded, classifier l
   assert.equal(first?.actor, 'top-ranker', 'the highest-dispersion actor is downgraded first');
   const surge = result.phases.find((p) => p.name === 'surge');
   const classifier = surge?.actors.find((a) => a.name === 'flow-classifier');
-  assert.ok(classifier && classifier.ranOnHost > classifier.ranOnNic, 'the surging classifier runs mostly on the host');
+  assert.ok(
+    classifier && classifier.ranOnHost > classifier.ranOnNic,
+    'the surging classifier runs mostly on the host',
+  );
   const light = surge?.actors.find((a) => a.name === 'kv-cache');
-  assert.ok(light && light.p99Us < result.settings.tailThreshNs / 1000, 'light actors keep their tail under Tail_thresh');
+  assert.ok(
+    light && light.p99Us < result.settings.tailThreshNs / 1000,
+    'light actors keep their tail under Tail_thresh',
+  );
   const calm = result.phases.find((p) => p.name === 'calm');
   const back = calm?.actors.find((a) => a.name === 'flow-classifier');
   assert.ok(back && back.modeAtEnd !== 'host', 'after the surge the classifier is back on the NIC');

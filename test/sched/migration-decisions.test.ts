@@ -108,6 +108,8 @@ test('a DRR actor whose mailbox exceeds Q_thresh is pushed to the host', () => {
       queueThresh: 16,
       enableAutoscale: false,
       settleNs: 1 * MS,
+      // Warm up in 16 samples, so the downgrade comes before the FCFS mean passes Mean_thresh.
+      actorEwmaWeight: 1 / 16,
     },
   });
   scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: true });

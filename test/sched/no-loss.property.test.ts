@@ -70,7 +70,14 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
     cores,
     policy,
     // Low thresholds and no settling so mode changes, scaling and migrations all happen.
-    settings: { meanThreshNs: 2_000, tailThreshNs: 4_000, settleNs: 0, queueThresh: 3, windowNs: 10_000 },
+    settings: {
+      meanThreshNs: 2_000,
+      tailThreshNs: 4_000,
+      settleNs: 0,
+      queueThresh: 3,
+      windowNs: 10_000,
+      actorEwmaWeight: 1 / 2,
+    },
     headroomNs: (bytes) => 500 + bytes,
   });
   for (const id of ACTORS)
