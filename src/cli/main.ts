@@ -5,11 +5,23 @@
  */
 
 import { pathToFileURL } from 'node:url';
-import { Command, CommanderError } from '@commander-js/extra-typings';
+import { Command, CommanderError, Option } from '@commander-js/extra-typings';
 import { IpipeError } from '../errors.ts';
+import { getProfile, knownProfileNames } from '../hw/index.ts';
 import { freshSeed } from '../platform/sim/random.ts';
+import { characterizeCommand } from './commands/characterize.ts';
+import { schedulerExperimentCommand } from './commands/experiment-scheduler.ts';
 import { walkthroughCommand } from './commands/walkthrough.ts';
-import { parseSeed } from './options.ts';
+import {
+  parseChoices,
+  parseDuration,
+  parseFraction,
+  parseIntegerIn,
+  parseLoads,
+  parseSeed,
+  resolveNic,
+} from './options.ts';
+import { table, writeJson, writeOut } from './output.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_CHECK_FAILED = 1;
@@ -46,6 +58,137 @@ function buildProgram(): Command {
     .option('--json', 'print one JSON document instead of text')
     .action((options) => {
       walkthroughCommand({ seed: options.seed ?? freshSeed(), json: options.json === true });
+    });
+
+  program
+    .command('profiles')
+    .description('list the built-in hardware profiles (NICs and hosts)')
+    .option('--json', 'print one JSON document instead of text')
+    .action((options) => {
+      const profiles = knownProfileNames().map((name) => {
+        const p = getProfile(name);
+        return p.kind === 'nic'
+          ? {
+              name,
+              kind: p.kind,
+              description: p.description,
+              cores: p.cores.count,
+              linkGbps: p.link.linkGbps,
+              placement: p.placement,
+              host: p.host,
+            }
+          : { name, kind: p.kind, description: p.description, cores: p.cores.count };
+      });
+      if (options.json === true) writeJson({ schemaVersion: 1, profiles });
+      else
+        writeOut(
+          table(
+            ['profile', 'kind', 'cores', 'link', 'placement', 'description'],
+            profiles.map((p) => [
+              p.name,
+              p.kind,
+              p.cores,
+              'linkGbps' in p ? `${p.linkGbps} GbE` : '',
+              'placement' in p ? p.placement : '',
+              p.description,
+            ]),
+          ),
+        );
+    });
+
+  program
+    .command('characterize')
+    .description(
+      "the paper's SmartNIC characterization (Figs 2–10) on the simulated NIC, beside the published numbers",
+    )
+    .requiredOption(
+      '--nic <profile>',
+      'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
+    )
+    .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
+    .option(
+      '--point-duration <time>',
+      'simulated traffic per measured point',
+      parseDuration('--point-duration'),
+      1_000_000,
+    )
+    .option('--out <dir>', 'where to write JSON, CSV and SVG charts', 'out')
+    .option('--json', 'print one JSON document instead of text')
+    .action(async (options) => {
+      await characterizeCommand({
+        target: resolveNic(options.nic),
+        seed: options.seed ?? freshSeed(),
+        pointNs: options.pointDuration,
+        outDir: options.out,
+        json: options.json === true,
+      });
+    });
+
+  const experiment = program
+    .command('experiment')
+    .description("the paper's experiments on the simulated platform");
+  experiment
+    .command('scheduler')
+    .description('FCFS-only, DRR-only and hybrid scheduling under Poisson load: p50/p99 per load')
+    .requiredOption(
+      '--nic <profile>',
+      'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
+    )
+    .addOption(
+      new Option('--dist <kind>', "request cost distribution (the paper's, per NIC)")
+        .choices(['exponential', 'bimodal'] as const)
+        .default('exponential' as const),
+    )
+    .option(
+      '--bimodal-share <fraction>',
+      'share of requests in the first (cheaper) bimodal mode; the paper does not publish it',
+      (v) => parseFraction('--bimodal-share', v),
+      0.5,
+    )
+    .option(
+      '--loads <list>',
+      'offered loads as fractions of NIC capacity',
+      parseLoads,
+      [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+    )
+    .option(
+      '--schedulers <list>',
+      'which schedulers to run',
+      parseChoices('--schedulers', ['fcfs', 'drr', 'hybrid'] as const),
+      ['fcfs', 'drr', 'hybrid'] as ('fcfs' | 'drr' | 'hybrid')[],
+    )
+    .option(
+      '--duration <time>',
+      'simulated time per point, after the warm-up',
+      parseDuration('--duration'),
+      200_000_000,
+    )
+    .option(
+      '--warmup <time>',
+      'simulated warm-up per point (not measured)',
+      parseDuration('--warmup'),
+      20_000_000,
+    )
+    .option('--actors <n>', 'actors sharing the traffic', parseIntegerIn('--actors', 1, 64), 8)
+    .option('--packet-size <bytes>', 'request frame size', parseIntegerIn('--packet-size', 80, 9000), 512)
+    .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
+    .option('--out <dir>', 'where to write JSON, CSV and SVG charts', 'out')
+    .option('--json', 'print one JSON document instead of text')
+    .action(async (options) => {
+      await schedulerExperimentCommand({
+        target: resolveNic(options.nic),
+        dist: options.dist,
+        bimodalShare: options.bimodalShare,
+        loads: options.loads,
+        schedulers: options.schedulers,
+        seed: options.seed ?? freshSeed(),
+        durationNs: options.duration,
+        warmupNs: options.warmup,
+        actors: options.actors,
+        packetBytes: options.packetSize,
+        outDir: options.out,
+        json: options.json === true,
+      });
     });
 
   return program as unknown as Command;

@@ -3,7 +3,10 @@
  * names the option and the accepted form, which main.ts turns into exit code 2.
  */
 
-import { UsageError } from '../errors.ts';
+import { existsSync } from 'node:fs';
+import { ConfigError, UsageError } from '../errors.ts';
+import { getNicProfile, hostOf, knownProfileNames, loadProfileFile } from '../hw/index.ts';
+import type { HostProfile, NicProfile } from '../hw/schema.ts';
 
 /** A seed: a non-negative integer that fits the simulator's 53-bit seeds. */
 export function parseSeed(value: string): number {
@@ -12,4 +15,103 @@ export function parseSeed(value: string): number {
     throw new UsageError(`--seed must be a non-negative integer below 2^53, got "${value}"`);
   }
   return seed;
+}
+
+const DURATION_UNITS_NS: Readonly<Record<string, number>> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 };
+
+/** A simulated duration such as `200ms`, `2s`, `500us`, `1000000ns`, as integer nanoseconds. */
+export function parseDuration(option: string): (value: string) => number {
+  return (value) => {
+    const match = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s)$/.exec(value.trim());
+    const unit = match?.[2];
+    const ns =
+      match && unit ? Math.round(Number(match[1]) * (DURATION_UNITS_NS[unit] as number)) : Number.NaN;
+    if (!(ns > 0) || !Number.isSafeInteger(ns)) {
+      throw new UsageError(
+        `${option} must be a positive duration like 200ms, 2s, 500us or 1000000ns, got "${value}"`,
+      );
+    }
+    return ns;
+  };
+}
+
+/** A positive integer option (core counts, actors, packet sizes…) within [min, max]. */
+export function parseIntegerIn(option: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
+      throw new UsageError(`${option} must be an integer in [${min}, ${max}], got "${value}"`);
+    }
+    return n;
+  };
+}
+
+/** A fraction in (0, 1]: loads, shares. */
+export function parseFraction(option: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0 && n <= 1) || value.trim() === '') {
+    throw new UsageError(`${option} must be a number in (0, 1], got "${value}"`);
+  }
+  return n;
+}
+
+/** A comma-separated list of loads in (0, 1], e.g. `0.1,0.5,0.9`. */
+export function parseLoads(value: string): number[] {
+  const loads = value.split(',').map((part) => parseFraction('--loads', part.trim()));
+  return [...new Set(loads)].sort((a, b) => a - b);
+}
+
+/** One of a fixed set of words, or a comma-separated list of them. */
+export function parseChoice<T extends string>(option: string, choices: readonly T[]): (value: string) => T {
+  return (value) => {
+    if ((choices as readonly string[]).includes(value)) return value as T;
+    throw new UsageError(`${option} must be one of ${choices.join(', ')}, got "${value}"`);
+  };
+}
+
+export function parseChoices<T extends string>(
+  option: string,
+  choices: readonly T[],
+): (value: string) => T[] {
+  const one = parseChoice(option, choices);
+  return (value) => [...new Set(value.split(',').map((part) => one(part.trim())))];
+}
+
+export interface ResolvedNic {
+  readonly nic: NicProfile;
+  readonly host: HostProfile;
+}
+
+/**
+ * `--nic`: a built-in profile name, or a path to a JSON profile (which may `extends` a built-in).
+ * Unknown names list the known ones; a bad file names the failing field.
+ */
+export function resolveNic(value: string): ResolvedNic {
+  const looksLikeFile = value.endsWith('.json') || value.includes('/') || existsSync(value);
+  try {
+    const profile = looksLikeFile ? loadProfileFile(value) : getNicProfile(value);
+    if (profile.kind !== 'nic')
+      throw new UsageError(`--nic needs a NIC profile, "${value}" is a host profile`);
+    return { nic: profile, host: hostOf(profile) };
+  } catch (error) {
+    if (error instanceof ConfigError && !looksLikeFile) {
+      throw new UsageError(
+        `--nic: unknown profile "${value}"; known NIC profiles: ${knownNicNames().join(', ')} ` +
+          '(or pass a path to a JSON profile)',
+      );
+    }
+    if (error instanceof ConfigError) throw new UsageError(`--nic ${value}: ${error.message}`);
+    throw error;
+  }
+}
+
+export function knownNicNames(): string[] {
+  return knownProfileNames().filter((name) => {
+    try {
+      getNicProfile(name);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -1,0 +1,949 @@
+/**
+ * A simulated iPipe node (§3–4): a SmartNIC domain and a host domain joined by a PCIe channel,
+ * driven by the discrete-event kernel. The actors really run — their handlers execute and change
+ * their DMOs — and only time is modelled: each step costs what the hardware models (SimTiming)
+ * say for its declared work and message sizes.
+ *
+ *   clients ─wire─▶ NIC: shared queue ─▶ FCFS/DRR cores (HybridScheduler) ─▶ actor.exec ─▶ reply ─wire─▶
+ *                         │ forward (actor on host)                    ▲
+ *                         ▼                                            │ (on-path: host egress via a NIC core)
+ *                   PCIe channel ──▶ host core queues (steered by actor) ─▶ actor.exec ─▶ reply
+ *
+ * The scheduler is the same object the live platform drives; this node supplies its cores and
+ * clock, carries out its decisions (including the four-phase migration, which moves an actor's
+ * DMOs by snapshot/restore across the modelled PCIe), and measures what clients see.
+ */
+
+import { type ActorRef, refOf } from '../../actor/actor-ref.ts';
+import { ActorTable } from '../../actor/actor-table.ts';
+import type { MessageCodec } from '../../actor/codec.ts';
+import type { ActorLogger, PendingTimer } from '../../actor/context.ts';
+import type { HandlerWork } from '../../actor/cost.ts';
+import { type ActorDefinition, type AnyActorDefinition, declaredWork } from '../../actor/define-actor.ts';
+import type { Origin } from '../../actor/envelope.ts';
+import { Mailbox } from '../../actor/mailbox.ts';
+import { DmoDomain } from '../../dmo/domain.ts';
+import { restoreHeap, snapshotHeap } from '../../dmo/snapshot.ts';
+import { ConfigError, SchedulerStateError, UnknownActorError } from '../../errors.ts';
+import { type ActorId, type NodeId, nodeId } from '../../ids.ts';
+import { ActorInstance, type ActorPorts } from '../../runtime/actor-instance.ts';
+import { publishDecision, publishDrop, publishMigrationPhase } from '../../runtime/diagnostics.ts';
+import { HybridScheduler, type SchedulerPolicy } from '../../sched/hybrid-scheduler.ts';
+import type { SchedulerSettings } from '../../sched/settings.ts';
+import type { Decision, Domain } from '../../sched/types.ts';
+import type { EventKernel, EventKind } from './event-kernel.ts';
+import { SimRequest } from './sim-request.ts';
+import type { SimTiming } from './timing.ts';
+
+/** Frame bytes around a message: Ethernet 14 + IPv4 20 + UDP 8 + ipipe wire header 24. */
+export const FRAME_OVERHEAD_BYTES = 66;
+/** Ethernet's minimum frame. */
+export const MIN_FRAME_BYTES = 64;
+
+/** Handler work assumed for an actor that declares none: the paper's echo task (Table 3). */
+const DEFAULT_WORK: HandlerWork = Object.freeze({ instructions: 3_142, ipc: 1.4, mpki: 0.6 });
+
+export interface SimNodeOptions {
+  readonly id?: number;
+  readonly timing: SimTiming;
+  readonly kernel: EventKernel;
+  /** Cores of the NIC the scheduler may use (default: all the profile has). */
+  readonly nicCores?: number;
+  readonly hostCores?: number;
+  readonly policy?: SchedulerPolicy;
+  readonly scheduler?: Partial<SchedulerSettings>;
+  /** Bytes of each actor's DMO region on either side (default 4 MiB). */
+  readonly regionBytes?: number;
+  readonly maxActors?: number;
+  /** Packets the NIC's ingress queue holds before it drops (the traffic manager's buffer). */
+  readonly ingressQueuePackets?: number;
+  /** A handler running longer than this on a NIC core gets its actor deregistered (iPipe's DoS timer). */
+  readonly watchdogNs?: number;
+  /** How often the management core checks while idle. */
+  readonly manageEveryNs?: number;
+  readonly log?: ActorLogger;
+}
+
+/** One completed migration, phase by phase (the paper's Fig 17 breakdown). */
+export interface MigrationRecord {
+  readonly actor: ActorId;
+  readonly name: string;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  readonly stateBytes: number;
+  readonly bufferedRequests: number;
+  readonly phasesNs: {
+    readonly prepare: number;
+    readonly ready: number;
+    readonly gone: number;
+    readonly clean: number;
+  };
+  readonly startedAtNs: number;
+  readonly endedAtNs: number;
+}
+
+/** What a client sees of one request: called when its answer (or refusal) reaches it. */
+export type ReplySink = (requestId: number, latencyNs: number, ok: boolean, reply: unknown) => void;
+
+interface Outbound {
+  readonly kind: 'send' | 'reply';
+  readonly target: ActorId;
+  readonly message: unknown;
+  readonly sizeBytes: number;
+  readonly origin: Origin;
+}
+
+interface ClientPending {
+  readonly sentAtNs: number;
+  readonly sink: ReplySink;
+}
+
+interface ActiveMigration {
+  readonly actor: ActorId;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  readonly startedAtNs: number;
+  readyAtNs: number;
+  goneAtNs: number;
+  stateBytes: number;
+  bufferedRequests: number;
+  phase: 'ready' | 'gone' | 'clean';
+}
+
+const SILENT_LOG: ActorLogger = { debug() {}, info() {}, warn() {}, error() {} };
+const CLIENT_ADDRESS = 'client';
+
+export class SimNode {
+  readonly id: NodeId;
+  readonly timing: SimTiming;
+  readonly kernel: EventKernel;
+  readonly table: ActorTable;
+  readonly scheduler: HybridScheduler<SimRequest>;
+  readonly nicDomain: DmoDomain;
+  readonly hostDomain: DmoDomain;
+  readonly migrations: MigrationRecord[] = [];
+  readonly decisions: (Decision & { readonly node: number })[] = [];
+  /** Requests refused, by reason. */
+  readonly drops = new Map<string, number>();
+  readonly nicCores: number;
+  readonly hostCores: number;
+
+  readonly #instances = new Map<ActorId, ActorInstance>();
+  readonly #ports: ActorPorts;
+  readonly #ingressLimit: number;
+  readonly #watchdogNs: number;
+  readonly #manageEveryNs: number;
+
+  // NIC cores
+  readonly #nicBusy: boolean[];
+  readonly #nicRequest: (SimRequest | null)[];
+  readonly #nicOutbox: Outbound[][];
+  readonly #nicBusyNs: Float64Array;
+  readonly #egress = new Mailbox<Outbound>();
+  #outbox: Outbound[] | null = null;
+
+  // host cores: one queue each, requests steered by actor id
+  readonly #hostQueues: Mailbox<SimRequest>[];
+  readonly #hostBusy: boolean[];
+  readonly #hostRequest: (SimRequest | null)[];
+  readonly #hostOutbox: Outbound[][];
+  readonly #hostBusyNs: Float64Array;
+  readonly #hostPending = new Map<ActorId, number>();
+
+  // the link: each direction a FIFO at line rate
+  #ingressFreeAtNs = 0;
+  #egressFreeAtNs = 0;
+
+  // off-path software dispatcher: when each dispatcher core is next free, and frames inside it
+  readonly #dispatcherFreeAtNs: number[];
+  #dispatching = 0;
+
+  // PCIe channel (each direction a FIFO server)
+  #toHostFreeAtNs = 0;
+  #toNicFreeAtNs = 0;
+
+  // clients
+  readonly #clientPending = new Map<number, ClientPending>();
+  #nextRequestId = 1;
+
+  // migration
+  readonly #active = new Map<ActorId, ActiveMigration>();
+  #manageArmed = false;
+
+  readonly #kind: {
+    nicDone: EventKind;
+    nicFree: EventKind;
+    hostDone: EventKind;
+    arrive: EventKind;
+    dispatched: EventKind;
+    toHost: EventKind;
+    toNic: EventKind;
+    toClient: EventKind;
+    timer: EventKind;
+    manage: EventKind;
+    migrationGone: EventKind;
+    migrationClean: EventKind;
+  };
+  /** Payloads of in-flight events, by slot (events carry only numbers). */
+  readonly #inFlight: unknown[] = [];
+  readonly #freeSlots: number[] = [];
+
+  constructor(options: SimNodeOptions) {
+    const timing = options.timing;
+    this.id = nodeId(options.id ?? 0);
+    this.timing = timing;
+    this.kernel = options.kernel;
+    this.nicCores = options.nicCores ?? timing.nicCores;
+    this.hostCores = options.hostCores ?? timing.hostCores;
+    if (!Number.isInteger(this.nicCores) || this.nicCores < 1 || this.nicCores > timing.nicCores) {
+      throw new ConfigError(
+        'nicCores',
+        `must be an integer in [1, ${timing.nicCores}] for ${timing.label}, got ${this.nicCores}`,
+      );
+    }
+    if (!Number.isInteger(this.hostCores) || this.hostCores < 1) {
+      throw new ConfigError('hostCores', `must be a positive integer, got ${this.hostCores}`);
+    }
+    this.#ingressLimit = options.ingressQueuePackets ?? 4096;
+    this.#watchdogNs = options.watchdogNs ?? 10_000_000;
+    this.#manageEveryNs = options.manageEveryNs ?? 20_000;
+    this.table = new ActorTable();
+    const regionBytes = options.regionBytes ?? 4 * 1024 * 1024;
+    const maxActors = options.maxActors ?? 16;
+    this.nicDomain = DmoDomain.create({ regionBytes, maxActors });
+    this.hostDomain = DmoDomain.create({ regionBytes, maxActors });
+    this.scheduler = new HybridScheduler<SimRequest>({
+      cores: this.nicCores,
+      policy: options.policy ?? 'hybrid',
+      settings: {
+        meanThreshNs: timing.meanThreshNs,
+        tailThreshNs: timing.tailThreshNs,
+        ...options.scheduler,
+      },
+      headroomNs: (bytes) => timing.headroomNs(bytes),
+      nameOf: (id) => this.table.lookup(id)?.name ?? `actor ${id}`,
+    });
+
+    this.#nicBusy = new Array<boolean>(this.nicCores).fill(false);
+    this.#nicRequest = new Array<SimRequest | null>(this.nicCores).fill(null);
+    this.#nicOutbox = Array.from({ length: this.nicCores }, () => []);
+    this.#nicBusyNs = new Float64Array(this.nicCores);
+    this.#hostQueues = Array.from({ length: this.hostCores }, () => new Mailbox<SimRequest>());
+    this.#hostBusy = new Array<boolean>(this.hostCores).fill(false);
+    this.#hostRequest = new Array<SimRequest | null>(this.hostCores).fill(null);
+    this.#hostOutbox = Array.from({ length: this.hostCores }, () => []);
+    this.#hostBusyNs = new Float64Array(this.hostCores);
+    this.#dispatcherFreeAtNs = new Array<number>(timing.dispatcherCores).fill(0);
+
+    const log = options.log ?? SILENT_LOG;
+    this.#ports = {
+      now: () => this.kernel.now(),
+      route: (_from, target, message, sizeBytes, origin) => {
+        this.#emit({ kind: 'send', target, message, sizeBytes, origin });
+      },
+      replyToClient: (from, origin, message, codec: MessageCodec<unknown>) => {
+        const sizeBytes = frameBytes(codec.sizeOf(message));
+        this.#emit({ kind: 'reply', target: from, message, sizeBytes, origin });
+      },
+      codecOf: (target) => this.table.lookup(target)?.definition.messages,
+      armTimer: (actor, timer: PendingTimer<unknown>) => {
+        this.kernel.schedule(this.#kind.timer, Math.max(this.kernel.now(), timer.dueAtNs), actor, timer.id);
+      },
+      lookup: (name) => {
+        const entry = this.table.lookupName(name);
+        return entry ? refOf(entry.definition, entry.id, entry.name) : undefined;
+      },
+      log,
+    };
+
+    const k = this.kernel;
+    this.#kind = {
+      nicDone: k.registerKind((_k, core) => this.#nicDone(core), 'nic-core-done'),
+      nicFree: k.registerKind((_k, core) => this.#nicFree(core), 'nic-core-free'),
+      hostDone: k.registerKind((_k, core) => this.#hostDone(core), 'host-core-done'),
+      arrive: k.registerKind(
+        (_k, slot) => this.#arriveFromWire(this.#take(slot) as SimRequest),
+        'nic-arrive',
+      ),
+      dispatched: k.registerKind((_k, slot) => {
+        this.#dispatching--;
+        this.#arriveAtNic(this.#take(slot) as SimRequest);
+      }, 'dispatcher-done'),
+      toHost: k.registerKind(
+        (_k, slot) => this.#arriveAtHost(this.#take(slot) as SimRequest),
+        'pcie-to-host',
+      ),
+      toNic: k.registerKind((_k, slot) => this.#arriveFromHost(this.#take(slot) as Outbound), 'pcie-to-nic'),
+      toClient: k.registerKind(
+        (_k, slot) => this.#deliverToClient(this.#take(slot) as Outbound),
+        'wire-to-client',
+      ),
+      timer: k.registerKind((_k, actor, timerId) => this.#timerDue(actor as ActorId, timerId), 'timer'),
+      manage: k.registerKind(() => this.#manageTick(), 'manage'),
+      migrationGone: k.registerKind((_k, actor) => this.#migrationGone(actor as ActorId), 'migration-gone'),
+      migrationClean: k.registerKind(
+        (_k, actor) => this.#migrationClean(actor as ActorId),
+        'migration-clean',
+      ),
+    };
+    this.#armManage();
+  }
+
+  // ── actors ───────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Registers an actor and runs its init on the side it starts on: host-pinned actors on the
+   * host, everything else on the NIC unless `domain` says otherwise.
+   */
+  register<M, R>(
+    definition: ActorDefinition<M, R>,
+    options: { readonly name?: string; readonly domain?: Domain } = {},
+  ): ActorRef<M, R> {
+    const any = definition as unknown as AnyActorDefinition;
+    const domain = options.domain ?? (any.placement === 'host' ? 'host' : 'nic');
+    const entry = this.table.register({
+      definition: any,
+      location: { domain, node: this.id },
+      ...(options.name === undefined ? {} : { name: options.name }),
+    });
+    const heap = (domain === 'nic' ? this.nicDomain : this.hostDomain).createHeap(entry.id);
+    const instance = new ActorInstance(any, entry.id, entry.name, heap, this.#ports);
+    this.#instances.set(entry.id, instance);
+    this.scheduler.addActor({ id: entry.id, placement: any.placement, exclusive: any.exclusive, domain });
+    this.#outbox = [];
+    instance.init();
+    const sent = this.#outbox;
+    this.#outbox = null;
+    for (const out of sent) this.#dispatchOutbound(out, domain);
+    return refOf(definition, entry.id, entry.name);
+  }
+
+  instance(id: ActorId): ActorInstance {
+    const instance = this.#instances.get(id);
+    if (!instance) throw new UnknownActorError(id);
+    return instance;
+  }
+
+  domainOf(id: ActorId): Domain | 'migrating' {
+    const mode = this.scheduler.modeOf(id);
+    if (mode === 'migrating') return 'migrating';
+    return mode === 'host' ? 'host' : 'nic';
+  }
+
+  // ── clients ──────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A client sends `message` to `target` in a frame of `packetBytes` (at least the encoded
+   * message plus headers); `sink` hears the answer. Returns the request id.
+   */
+  clientSend<M>(target: ActorRef<M, unknown>, message: M, sink: ReplySink, packetBytes?: number): number {
+    const messageBytes = target.codec.sizeOf(message);
+    const bytes = Math.max(packetBytes ?? 0, frameBytes(messageBytes));
+    const requestId = this.#nextRequestId++;
+    const now = this.kernel.now();
+    this.#clientPending.set(requestId, { sentAtNs: now, sink });
+    const origin: Origin = {
+      kind: 'client',
+      endpoint: { address: CLIENT_ADDRESS, port: this.id },
+      requestId,
+    };
+    const request = new SimRequest(target.id, bytes, 0, message, origin, true);
+    // The switch port toward the NIC is a FIFO at line rate; then the NIC's receive pipeline.
+    const start = Math.max(now + this.timing.wireLatencyNs, this.#ingressFreeAtNs);
+    this.#ingressFreeAtNs = start + this.timing.frameNs(bytes);
+    const atNs = Math.round(this.#ingressFreeAtNs + this.timing.rxPipelineNs(bytes));
+    this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
+    return requestId;
+  }
+
+  // ── migration ────────────────────────────────────────────────────────────────────────────────
+
+  /** Forces a migration (the API/CLI path); the scheduler's own decisions use the same steps. */
+  migrate(id: ActorId, to: Domain, trigger = 'forced'): void {
+    this.#beginMigration(id, to, trigger);
+  }
+
+  // ── measurement ──────────────────────────────────────────────────────────────────────────────
+
+  /** Busy nanoseconds per NIC core and host core since the node started. */
+  busyNs(): { readonly nic: Float64Array; readonly host: Float64Array } {
+    return { nic: this.#nicBusyNs, host: this.#hostBusyNs };
+  }
+
+  /** Requests still inside the node (queues, cores, channel, buffers) plus unanswered clients. */
+  outstandingClients(): number {
+    return this.#clientPending.size;
+  }
+
+  // ── NIC side ─────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A frame from the wire reaches the NIC. On-path, the traffic manager queues it for the cores
+   * at no core cost. Off-path, the NIC switch steers frames for host actors straight to the host,
+   * and the rest pass the software dispatcher core(s) before the shared queue.
+   */
+  #arriveFromWire(request: SimRequest): void {
+    if (this.timing.placement === 'on-path' || this.timing.dispatcherCores === 0) {
+      this.#arriveAtNic(request);
+      return;
+    }
+    const now = this.kernel.now();
+    if (this.scheduler.modeOf(request.actor) === 'host' && this.table.has(request.actor)) {
+      request.received = true;
+      request.arrivalNs = now;
+      this.scheduler.noteSteeredArrival(request);
+      this.#armManage();
+      this.#sendToHost(request, now);
+      return;
+    }
+    if (this.#dispatching >= this.#ingressLimit) {
+      this.#drop(request, 'nic-queue-full');
+      return;
+    }
+    let server = 0;
+    for (let i = 1; i < this.#dispatcherFreeAtNs.length; i++) {
+      if ((this.#dispatcherFreeAtNs[i] as number) < (this.#dispatcherFreeAtNs[server] as number)) server = i;
+    }
+    const start = Math.max(now, this.#dispatcherFreeAtNs[server] as number);
+    const doneNs = start + this.timing.dispatcherNs(request.sizeBytes);
+    this.#dispatcherFreeAtNs[server] = doneNs;
+    this.#dispatching++;
+    this.kernel.schedule(this.#kind.dispatched, Math.round(doneNs), this.#park(request), 0);
+  }
+
+  #arriveAtNic(request: SimRequest): void {
+    const now = this.kernel.now();
+    if (request.fromWire && this.scheduler.sharedQueueLength >= this.#ingressLimit) {
+      this.#drop(request, 'nic-queue-full');
+      return;
+    }
+    request.arrivalNs = now;
+    this.scheduler.arrive(request, now);
+    this.#armManage();
+    this.#pumpNic();
+  }
+
+  /** Every idle NIC core takes work until it is busy or there is none. */
+  #pumpNic(): void {
+    const now = this.kernel.now();
+    const scheduler = this.scheduler;
+    for (let core = 0; core < this.nicCores; core++) {
+      let overheadNs = 0;
+      while (!this.#nicBusy[core]) {
+        const role = scheduler.roleOf(core);
+        if (role === 'fcfs' && !this.#egress.isEmpty()) {
+          // On-path: host egress passes through a NIC core on its way to the wire.
+          const out = this.#egress.shift() as Outbound;
+          overheadNs += this.timing.nicPacketNs(out.sizeBytes, 0);
+          this.#toWire(out, overheadNs);
+          continue;
+        }
+        const work = role === 'fcfs' ? scheduler.takeFcfs(core, now) : scheduler.takeDrr(core, now);
+        if (!work) break;
+        switch (work.kind) {
+          case 'exec':
+            this.#startNicExec(core, work.request, overheadNs);
+            overheadNs = 0;
+            break;
+          case 'forward': {
+            const request = work.request;
+            const sendNs = this.timing.nicToHostSendNs(request.sizeBytes);
+            overheadNs += this.#receivesPacket(request)
+              ? this.timing.nicPacketNs(request.sizeBytes, sendNs)
+              : sendNs;
+            this.#sendToHost(request, now + overheadNs);
+            break;
+          }
+          case 'mailbox':
+          case 'buffered': {
+            const request = work.request;
+            const dispatchNs = this.timing.nicDispatchNs;
+            overheadNs += this.#receivesPacket(request)
+              ? this.timing.nicPacketNs(request.sizeBytes, dispatchNs)
+              : dispatchNs;
+            break;
+          }
+          case 'drop':
+            this.#drop(work.request, work.reason);
+            break;
+        }
+      }
+      if (overheadNs > 0) {
+        scheduler.recordOverhead(core, overheadNs);
+        this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs;
+        this.#nicBusy[core] = true;
+        this.kernel.scheduleAfter(this.#kind.nicFree, Math.round(overheadNs), core, 0);
+      }
+    }
+  }
+
+  #startNicExec(core: number, request: SimRequest, overheadNs: number): void {
+    const instance = this.#instances.get(request.actor);
+    if (!instance)
+      throw new SchedulerStateError(`NIC core ${core} got work for unknown actor ${request.actor}`);
+    const handlerNs = this.timing.nicHandlerNs(this.#workOf(instance, request));
+    // A packet taken straight off the wire pays the forwarding model's per-packet occupancy; one
+    // popped from a mailbox (DRR) or sent by another actor was received by another core already.
+    let busyNs = this.#receivesPacket(request)
+      ? this.timing.nicPacketNs(request.sizeBytes, handlerNs)
+      : handlerNs + this.timing.nicDispatchNs;
+    const outbox = this.#nicOutbox[core] as Outbound[];
+    if (handlerNs > this.#watchdogNs) {
+      // The handler would overrun its watchdog: the core is stopped at the limit and the actor is
+      // deregistered (in #nicDone) without its handler's effects (iPipe §4.4: the DoS timer).
+      busyNs = this.#watchdogNs;
+    } else {
+      this.#outbox = outbox;
+      this.#runHandler(instance, request);
+      this.#outbox = null;
+    }
+    this.#nicRequest[core] = request;
+    this.#nicBusy[core] = true;
+    this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs + busyNs;
+    this.kernel.scheduleAfter(this.#kind.nicDone, Math.max(1, Math.round(overheadNs + busyNs)), core, 0);
+  }
+
+  #nicDone(core: number): void {
+    const now = this.kernel.now();
+    const request = this.#nicRequest[core] as SimRequest;
+    this.#nicRequest[core] = null;
+    this.#nicBusy[core] = false;
+    const outbox = this.#nicOutbox[core] as Outbound[];
+    const decisions = this.scheduler.complete(core, now);
+    for (const out of outbox) this.#dispatchOutbound(out, 'nic');
+    outbox.length = 0;
+    if (this.#instances.get(request.actor)?.state === 'ready' && this.#watchdogTripped(request)) {
+      this.#deregister(request.actor, 'watchdog');
+    }
+    this.#apply(decisions);
+    this.#progressMigrations();
+    this.#pumpNic();
+  }
+
+  #nicFree(core: number): void {
+    this.#nicBusy[core] = false;
+    this.#pumpNic();
+  }
+
+  #watchdogTripped(request: SimRequest): boolean {
+    const instance = this.#instances.get(request.actor);
+    if (!instance) return false;
+    return this.timing.nicHandlerNs(this.#workOf(instance, request)) > this.#watchdogNs;
+  }
+
+  // ── host side ────────────────────────────────────────────────────────────────────────────────
+
+  #sendToHost(request: SimRequest, readyAtNs: number): void {
+    const bytes = request.sizeBytes;
+    const start = Math.max(readyAtNs, this.#toHostFreeAtNs);
+    this.#toHostFreeAtNs = start + this.#channelSerialNs(bytes);
+    this.#hostPending.set(request.actor, (this.#hostPending.get(request.actor) ?? 0) + 1);
+    this.kernel.schedule(
+      this.#kind.toHost,
+      Math.round(start + this.timing.channelNs(bytes, 'to-host')),
+      this.#park(request),
+      0,
+    );
+  }
+
+  /**
+   * NIC-side steering to a host core's queue: an exclusive actor always to the same core (its exec
+   * lock for free); a non-exclusive one to the shortest queue, so it can use every host core.
+   */
+  #arriveAtHost(request: SimRequest): void {
+    let core = request.actor % this.hostCores;
+    if (!this.#instances.get(request.actor)?.definition.exclusive) {
+      let shortest = Number.POSITIVE_INFINITY;
+      for (let c = 0; c < this.hostCores; c++) {
+        const length = (this.#hostQueues[c] as Mailbox<SimRequest>).length + (this.#hostBusy[c] ? 1 : 0);
+        if (length < shortest) {
+          shortest = length;
+          core = c;
+        }
+      }
+    }
+    (this.#hostQueues[core] as Mailbox<SimRequest>).push(request);
+    this.#pumpHost(core);
+  }
+
+  #pumpHost(core: number): void {
+    if (this.#hostBusy[core]) return;
+    const queue = this.#hostQueues[core] as Mailbox<SimRequest>;
+    const request = queue.shift();
+    if (!request) return;
+    const instance = this.#instances.get(request.actor);
+    const mode = this.scheduler.modeOf(request.actor);
+    if (!instance || mode === 'deregistered') {
+      this.#settleHostPending(request.actor);
+      this.#drop(request, 'deregistered');
+      this.#pumpHost(core);
+      return;
+    }
+    const work = this.#workOf(instance, request);
+    const handlerNs = this.timing.hostHandlerNs(work);
+    const outbox = this.#hostOutbox[core] as Outbound[];
+    this.#outbox = outbox;
+    this.#runHandler(instance, request);
+    this.#outbox = null;
+    let sendNs = 0;
+    for (const out of outbox) sendNs += this.timing.hostSendNs(out.sizeBytes);
+    const busyNs = Math.max(1, Math.round(handlerNs + sendNs));
+    this.scheduler.recordHostExecution(request.actor, handlerNs);
+    this.#hostBusy[core] = true;
+    this.#hostRequest[core] = request;
+    this.#hostBusyNs[core] = (this.#hostBusyNs[core] as number) + busyNs;
+    this.kernel.scheduleAfter(this.#kind.hostDone, busyNs, core, 0);
+  }
+
+  #hostDone(core: number): void {
+    const request = this.#hostRequest[core] as SimRequest;
+    this.#hostRequest[core] = null;
+    this.#hostBusy[core] = false;
+    const outbox = this.#hostOutbox[core] as Outbound[];
+    for (const out of outbox) this.#dispatchOutbound(out, 'host');
+    outbox.length = 0;
+    this.#settleHostPending(request.actor);
+    this.#progressMigrations();
+    this.#pumpHost(core);
+  }
+
+  #settleHostPending(actor: ActorId): void {
+    const left = (this.#hostPending.get(actor) ?? 1) - 1;
+    if (left <= 0) this.#hostPending.delete(actor);
+    else this.#hostPending.set(actor, left);
+  }
+
+  /** A message from the host reaches the NIC: for a NIC actor (or a migrating one), or egress. */
+  #arriveFromHost(out: Outbound): void {
+    if (out.kind === 'reply') {
+      if (this.timing.placement === 'on-path') {
+        this.#egress.push(out);
+        this.#pumpNic();
+      } else this.#toWire(out, 0);
+      return;
+    }
+    this.#arriveAtNic(new SimRequest(out.target, out.sizeBytes, 0, out.message, out.origin, false));
+  }
+
+  // ── messages leaving a handler ───────────────────────────────────────────────────────────────
+
+  #emit(out: Outbound): void {
+    if (!this.#outbox) {
+      throw new SchedulerStateError(
+        'an actor sent a message outside a handler: send from init, exec or a timer',
+      );
+    }
+    this.#outbox.push(out);
+  }
+
+  /** Routes what a handler produced, once its core has finished (side = where it ran). */
+  #dispatchOutbound(out: Outbound, side: Domain): void {
+    const now = this.kernel.now();
+    if (out.kind === 'reply') {
+      if (side === 'nic') this.#toWire(out, 0);
+      else this.#sendToNic(out, now);
+      return;
+    }
+    if (!this.table.has(out.target)) {
+      this.#count(`unknown-actor`);
+      publishDrop({ node: this.id, atNs: now, reason: 'unknown-actor', actor: out.target });
+      return;
+    }
+    if (side === 'nic') {
+      // From the NIC every message goes through the scheduler: it runs it, forwards it to the
+      // host, or buffers it while its actor migrates.
+      this.#arriveAtNic(new SimRequest(out.target, out.sizeBytes, now, out.message, out.origin, false));
+      return;
+    }
+    if (this.scheduler.modeOf(out.target) === 'host') {
+      this.#hostPending.set(out.target, (this.#hostPending.get(out.target) ?? 0) + 1);
+      this.#arriveAtHost(new SimRequest(out.target, out.sizeBytes, now, out.message, out.origin, false));
+    } else this.#sendToNic(out, now);
+  }
+
+  #sendToNic(out: Outbound, readyAtNs: number): void {
+    const start = Math.max(readyAtNs, this.#toNicFreeAtNs);
+    this.#toNicFreeAtNs = start + this.#channelSerialNs(out.sizeBytes);
+    this.kernel.schedule(
+      this.#kind.toNic,
+      Math.round(start + this.timing.channelNs(out.sizeBytes, 'to-nic')),
+      this.#park(out),
+      0,
+    );
+  }
+
+  #toWire(out: Outbound, afterNs: number): void {
+    // Transmit pipeline, then the NIC's port (a FIFO at line rate), then the switch to the client.
+    const ready = this.kernel.now() + afterNs + this.timing.txPipelineNs(out.sizeBytes);
+    const start = Math.max(ready, this.#egressFreeAtNs);
+    this.#egressFreeAtNs = start + this.timing.frameNs(out.sizeBytes);
+    const atNs = Math.round(this.#egressFreeAtNs + this.timing.wireLatencyNs);
+    this.kernel.schedule(this.#kind.toClient, atNs, this.#park(out), 0);
+  }
+
+  #deliverToClient(out: Outbound): void {
+    const origin = out.origin;
+    if (origin.kind !== 'client') return;
+    const pending = this.#clientPending.get(origin.requestId);
+    if (!pending) return;
+    this.#clientPending.delete(origin.requestId);
+    pending.sink(origin.requestId, this.kernel.now() - pending.sentAtNs, true, out.message);
+  }
+
+  // ── timers, drops, deregistration ────────────────────────────────────────────────────────────
+
+  #timerDue(actor: ActorId, timerId: number): void {
+    const instance = this.#instances.get(actor);
+    if (instance?.state !== 'ready') return;
+    const timer = instance.pendingTimers().find((t) => t.id === timerId);
+    if (!timer) return; // cancelled, or already delivered by a re-armed copy
+    const request = new SimRequest(actor, 64, this.kernel.now(), timer.message, timer.origin, false, timerId);
+    if (this.scheduler.modeOf(actor) === 'host') {
+      this.#hostPending.set(actor, (this.#hostPending.get(actor) ?? 0) + 1);
+      this.#arriveAtHost(request);
+    } else this.#arriveAtNic(request);
+  }
+
+  #drop(request: SimRequest, reason: string): void {
+    this.#count(reason);
+    const now = this.kernel.now();
+    publishDrop({ node: this.id, atNs: now, reason, actor: request.actor });
+    const origin = request.origin;
+    if (origin.kind !== 'client') return;
+    const pending = this.#clientPending.get(origin.requestId);
+    if (!pending) return;
+    this.#clientPending.delete(origin.requestId);
+    // The refusal travels back over the wire like any answer.
+    pending.sink(origin.requestId, now - pending.sentAtNs + this.timing.wireLatencyNs, false, reason);
+  }
+
+  #count(reason: string): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
+  }
+
+  #deregister(actor: ActorId, reason: string): void {
+    const instance = this.#instances.get(actor);
+    instance?.deregister();
+    for (const orphan of this.scheduler.removeActor(actor)) this.#drop(orphan, 'deregistered');
+    publishDrop({ node: this.id, atNs: this.kernel.now(), reason: `deregistered:${reason}`, actor });
+  }
+
+  // ── scheduler decisions and migration ────────────────────────────────────────────────────────
+
+  /**
+   * The management core's idle poll. It keeps ticking while the node has anything to manage and
+   * stops when the node is idle (so a run can end), re-armed by the next arrival.
+   */
+  #manageTick(): void {
+    this.#manageArmed = false;
+    this.#apply(this.scheduler.manage(this.kernel.now()));
+    this.#pumpNic();
+    if (this.#hasWork()) this.#armManage();
+  }
+
+  #armManage(): void {
+    if (this.#manageArmed) return;
+    this.#manageArmed = true;
+    this.kernel.scheduleAfter(this.#kind.manage, this.#manageEveryNs, 0, 0);
+  }
+
+  #hasWork(): boolean {
+    return (
+      this.#clientPending.size > 0 ||
+      this.scheduler.heldRequests() > 0 ||
+      this.#active.size > 0 ||
+      this.#hostPending.size > 0 ||
+      !this.#egress.isEmpty()
+    );
+  }
+
+  #apply(decisions: readonly Decision[]): void {
+    for (const decision of decisions) {
+      this.decisions.push({ ...decision, node: this.id });
+      publishDecision({
+        node: this.id,
+        atNs: decision.atNs,
+        kind: decision.kind,
+        ...('actor' in decision ? { actor: decision.actor } : {}),
+        why: decision.why,
+      });
+      if (decision.kind === 'migrate') this.#beginMigration(decision.actor, decision.to, decision.trigger);
+    }
+  }
+
+  /** Phase 1, Prepare: the scheduler stops dispatching to the actor and buffers its requests. */
+  #beginMigration(actor: ActorId, to: Domain, trigger: string): void {
+    const now = this.kernel.now();
+    const from: Domain = this.scheduler.modeOf(actor) === 'host' ? 'host' : 'nic';
+    this.scheduler.prepareMigration(actor, to, now);
+    this.#active.set(actor, {
+      actor,
+      from,
+      to,
+      trigger,
+      startedAtNs: now,
+      readyAtNs: -1,
+      goneAtNs: -1,
+      stateBytes: 0,
+      bufferedRequests: 0,
+      phase: 'ready',
+    });
+    publishMigrationPhase({ node: this.id, actor, phase: 'prepare', edge: 'end', atNs: now, from, to });
+    this.#progressMigrations();
+  }
+
+  /** Phase 2, Ready: once nothing of the actor runs or waits on its old side, move its state. */
+  #progressMigrations(): void {
+    for (const migration of this.#active.values()) {
+      if (migration.phase !== 'ready') continue;
+      const actor = migration.actor;
+      if (!this.scheduler.isQuiescent(actor) || (this.#hostPending.get(actor) ?? 0) > 0) continue;
+      const now = this.kernel.now();
+      migration.readyAtNs = now;
+      migration.phase = 'gone';
+      publishMigrationPhase({
+        node: this.id,
+        actor,
+        phase: 'ready',
+        edge: 'end',
+        atNs: now,
+        from: migration.from,
+        to: migration.to,
+      });
+      // Phase 3, Gone: snapshot the DMOs (and the non-DMO state) and carry them across PCIe.
+      const instance = this.instance(actor);
+      const snapshot = snapshotHeap(instance.heap);
+      migration.stateBytes = snapshot.length;
+      this.#inFlightMigration.set(actor, { snapshot, state: instance.exportState() });
+      const transferNs = this.timing.migrationTransferNs(
+        snapshot.length,
+        migration.to === 'host' ? 'to-host' : 'to-nic',
+      );
+      this.kernel.scheduleAfter(this.#kind.migrationGone, Math.max(1, Math.round(transferNs)), actor, 0);
+    }
+  }
+
+  readonly #inFlightMigration = new Map<
+    ActorId,
+    { snapshot: Uint8Array; state: ReturnType<ActorInstance['exportState']> }
+  >();
+
+  /** Phase 3 done: the state is on the other side; the actor is recreated there. */
+  #migrationGone(actor: ActorId): void {
+    const migration = this.#active.get(actor);
+    const moving = this.#inFlightMigration.get(actor);
+    if (!migration || !moving) return;
+    this.#inFlightMigration.delete(actor);
+    const now = this.kernel.now();
+    const old = this.instance(actor);
+    const fromDomain = migration.from === 'nic' ? this.nicDomain : this.hostDomain;
+    const toDomain = migration.to === 'nic' ? this.nicDomain : this.hostDomain;
+    const heap = restoreHeap(toDomain, actor, moving.snapshot);
+    fromDomain.releaseHeap(actor);
+    const restored = ActorInstance.restore(old.definition, actor, old.name, heap, this.#ports, moving.state);
+    this.#instances.set(actor, restored);
+    this.table.move(actor, { domain: migration.to, node: this.id });
+    migration.goneAtNs = now;
+    migration.phase = 'clean';
+    publishMigrationPhase({
+      node: this.id,
+      actor,
+      phase: 'gone',
+      edge: 'end',
+      atNs: now,
+      from: migration.from,
+      to: migration.to,
+    });
+    // Phase 4, Clean: hand over the requests buffered meanwhile, with the new destination.
+    const buffered = this.scheduler.finishMigration(actor, now);
+    migration.bufferedRequests = buffered.length;
+    let handOverNs = 0;
+    for (const request of buffered) {
+      handOverNs += this.timing.nicToHostSendNs(request.sizeBytes);
+      this.#sendToHost(request, now + handOverNs);
+    }
+    this.kernel.scheduleAfter(this.#kind.migrationClean, Math.max(0, Math.round(handOverNs)), actor, 0);
+    this.#pumpNic();
+  }
+
+  #migrationClean(actor: ActorId): void {
+    const migration = this.#active.get(actor);
+    if (!migration) return;
+    this.#active.delete(actor);
+    const now = this.kernel.now();
+    publishMigrationPhase({
+      node: this.id,
+      actor,
+      phase: 'clean',
+      edge: 'end',
+      atNs: now,
+      from: migration.from,
+      to: migration.to,
+    });
+    this.migrations.push({
+      actor,
+      name: this.table.lookup(actor)?.name ?? String(actor),
+      from: migration.from,
+      to: migration.to,
+      trigger: migration.trigger,
+      stateBytes: migration.stateBytes,
+      bufferedRequests: migration.bufferedRequests,
+      phasesNs: {
+        prepare: 0,
+        ready: migration.readyAtNs - migration.startedAtNs,
+        gone: migration.goneAtNs - migration.readyAtNs,
+        clean: now - migration.goneAtNs,
+      },
+      startedAtNs: migration.startedAtNs,
+      endedAtNs: now,
+    });
+  }
+
+  // ── helpers ──────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * True the first time a core handles a packet that came from the wire: that core pays the
+   * forwarding model's per-packet occupancy (receive + transmit I/O). Later steps of the same
+   * request (a DRR core popping it from a mailbox, a migration hand-over) pay only their own work.
+   */
+  #receivesPacket(request: SimRequest): boolean {
+    if (!request.fromWire || request.received) return false;
+    request.received = true;
+    return true;
+  }
+
+  #runHandler(instance: ActorInstance, request: SimRequest): void {
+    if (request.timerId !== 0) instance.fireTimer(request.timerId as never);
+    else instance.exec(request.message, request.origin);
+  }
+
+  #workOf(instance: ActorInstance, request: SimRequest): HandlerWork {
+    if (request.timerId !== 0 || !instance.definition.hasCost) return DEFAULT_WORK;
+    return declaredWork(instance.definition, request.message) ?? DEFAULT_WORK;
+  }
+
+  /** The channel's own bandwidth: transfers pipeline their latency but not their serialisation. */
+  #channelSerialNs(bytes: number): number {
+    return this.timing.channelSerialNs(bytes);
+  }
+
+  #park(payload: unknown): number {
+    const slot = this.#freeSlots.pop() ?? this.#inFlight.length;
+    this.#inFlight[slot] = payload;
+    return slot;
+  }
+
+  #take(slot: number): unknown {
+    const payload = this.#inFlight[slot];
+    this.#inFlight[slot] = undefined;
+    this.#freeSlots.push(slot);
+    return payload;
+  }
+}
+
+/** Frame size on the wire for a message of `messageBytes`. */
+export function frameBytes(messageBytes: number): number {
+  return Math.max(MIN_FRAME_BYTES, messageBytes + FRAME_OVERHEAD_BYTES);
+}

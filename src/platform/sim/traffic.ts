@@ -1,0 +1,146 @@
+/**
+ * Simulated clients: open-loop Poisson sources and closed-loop clients with a fixed number of
+ * outstanding requests (the paper's experiments use closed-loop clients; the scheduler comparison
+ * uses Poisson arrivals). Each records what its requests saw — latency percentiles from an HDR
+ * histogram, answers, refusals — from the end of a warm-up onward.
+ */
+
+import * as hdr from 'hdr-histogram-js';
+import type { ActorRef } from '../../actor/actor-ref.ts';
+import type { EventKernel, EventKind } from './event-kernel.ts';
+import type { Random } from './random.ts';
+import type { ReplySink, SimNode } from './sim-node.ts';
+
+/** What a client sends next: a target, a message, and optionally the frame size on the wire. */
+export interface NextRequest {
+  readonly target: ActorRef<unknown, unknown>;
+  readonly message: unknown;
+  readonly packetBytes?: number;
+}
+
+export type RequestMaker = (random: Random, sequence: number) => NextRequest;
+
+/** Latency and outcome counts of one client population, measured after the warm-up. */
+export class LatencyRecorder {
+  readonly histogram: hdr.Histogram;
+  answered = 0;
+  refused = 0;
+  #sumNs = 0;
+  readonly #fromNs: number;
+
+  constructor(fromNs: number) {
+    this.#fromNs = fromNs;
+    this.histogram = hdr.build({
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: 3_600_000_000_000,
+      numberOfSignificantValueDigits: 3,
+    });
+  }
+
+  record(sentAtNs: number, latencyNs: number, ok: boolean): void {
+    if (sentAtNs < this.#fromNs) return;
+    if (!ok) {
+      this.refused++;
+      return;
+    }
+    this.answered++;
+    this.#sumNs += latencyNs;
+    this.histogram.recordValue(Math.max(1, Math.round(latencyNs)));
+  }
+
+  get meanNs(): number {
+    return this.answered === 0 ? 0 : this.#sumNs / this.answered;
+  }
+
+  percentileNs(p: number): number {
+    return this.answered === 0 ? 0 : this.histogram.getValueAtPercentile(p);
+  }
+}
+
+/** Poisson arrivals at `ratePerSec` from `startNs` to `endNs`. */
+export class OpenLoopSource {
+  readonly recorder: LatencyRecorder;
+  sent = 0;
+  readonly #node: SimNode;
+  readonly #kernel: EventKernel;
+  readonly #random: Random;
+  readonly #make: RequestMaker;
+  readonly #meanGapNs: number;
+  readonly #endNs: number;
+  readonly #kind: EventKind;
+
+  constructor(options: {
+    readonly node: SimNode;
+    readonly random: Random;
+    readonly ratePerSec: number;
+    readonly make: RequestMaker;
+    readonly startNs?: number;
+    readonly endNs: number;
+    readonly measureFromNs?: number;
+  }) {
+    this.#node = options.node;
+    this.#kernel = options.node.kernel;
+    this.#random = options.random;
+    this.#make = options.make;
+    this.#meanGapNs = 1e9 / options.ratePerSec;
+    this.#endNs = options.endNs;
+    this.recorder = new LatencyRecorder(options.measureFromNs ?? 0);
+    this.#kind = this.#kernel.registerKind(() => this.#fire(), 'open-loop-send');
+    this.#scheduleFrom(options.startNs ?? this.#kernel.now());
+  }
+
+  /** One sink for every request: the send time is the answer time minus the latency. */
+  readonly #sink: ReplySink = (_id, latencyNs, ok) =>
+    this.recorder.record(this.#kernel.now() - latencyNs, latencyNs, ok);
+
+  #fire(): void {
+    const now = this.#kernel.now();
+    const next = this.#make(this.#random, this.sent++);
+    this.#node.clientSend(next.target, next.message, this.#sink, next.packetBytes);
+    this.#scheduleFrom(now);
+  }
+
+  #scheduleFrom(fromNs: number): void {
+    const gap = Math.max(1, Math.round(-Math.log(1 - this.#random.next()) * this.#meanGapNs));
+    if (fromNs + gap < this.#endNs) this.#kernel.schedule(this.#kind, fromNs + gap, 0, 0);
+  }
+}
+
+/** `outstanding` requests always in flight until `endNs`: each answer triggers the next send. */
+export class ClosedLoopClients {
+  readonly recorder: LatencyRecorder;
+  sent = 0;
+  readonly #node: SimNode;
+  readonly #kernel: EventKernel;
+  readonly #random: Random;
+  readonly #make: RequestMaker;
+  readonly #endNs: number;
+
+  constructor(options: {
+    readonly node: SimNode;
+    readonly random: Random;
+    readonly outstanding: number;
+    readonly make: RequestMaker;
+    readonly endNs: number;
+    readonly measureFromNs?: number;
+  }) {
+    this.#node = options.node;
+    this.#kernel = options.node.kernel;
+    this.#random = options.random;
+    this.#make = options.make;
+    this.#endNs = options.endNs;
+    this.recorder = new LatencyRecorder(options.measureFromNs ?? 0);
+    for (let i = 0; i < options.outstanding; i++) this.#send();
+  }
+
+  readonly #sink: ReplySink = (_id, latencyNs, ok) => {
+    this.recorder.record(this.#kernel.now() - latencyNs, latencyNs, ok);
+    this.#send();
+  };
+
+  #send(): void {
+    if (this.#kernel.now() >= this.#endNs) return;
+    const next = this.#make(this.#random, this.sent++);
+    this.#node.clientSend(next.target, next.message, this.#sink, next.packetBytes);
+  }
+}
