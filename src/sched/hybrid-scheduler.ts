@@ -460,6 +460,15 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     this.#migrationsInFlight--;
   }
 
+  /**
+   * A request the platform steered around the shared queue (an off-path NIC switch sending a host
+   * actor's flow straight to the host): counted so the actor's rate and load stay known.
+   */
+  noteSteeredArrival(request: R): void {
+    const actor = this.#actors.get(request.actor);
+    if (actor) this.#countArrival(actor, request);
+  }
+
   /** Host-side execution times (reported across the channel) for the pull decision and reports. */
   recordHostExecution(id: ActorId, executedNs: number): void {
     this.#require(id).hostExec.add(executedNs);
