@@ -45,6 +45,12 @@ export class DrrGroup<A extends DrrMember<unknown>> {
     return this.#members.includes(actor);
   }
 
+  /** True when some member has a waiting request (whether or not it can run right now). */
+  hasBacklog(): boolean {
+    for (const actor of this.#members) if (!actor.mailbox.isEmpty()) return true;
+    return false;
+  }
+
   members(): readonly A[] {
     return this.#members;
   }

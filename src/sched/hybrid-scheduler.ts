@@ -484,6 +484,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
 
   // ── inspection ──────────────────────────────────────────────────────────────────────────────
 
+  /** True when some core could get work now: the shared queue, a ready FCFS actor, or a DRR backlog. */
+  hasQueuedWork(): boolean {
+    return !this.#shared.isEmpty() || !this.#ready.isEmpty() || this.#drr.hasBacklog();
+  }
+
   get sharedQueueLength(): number {
     return this.#shared.length;
   }
