@@ -122,6 +122,8 @@ export interface CharacterizeResult {
 }
 
 const LINE_RATE_FRACTION = 0.99;
+/** Frames a single source hands to the node per kernel event (it is the node's only client). */
+const SEND_AHEAD = 64;
 const ADDED_US = [0, 0.125, 0.25, 0.5, 1, 2, 4, 8, 16] as const;
 
 function isForwarded(id: string): id is ForwardedNic {
@@ -167,10 +169,6 @@ function runPoint(
   // Throughput is what is delivered during the window, whenever it was sent: under overload the
   // queue holds more than a window's worth, so counting by send time would undercount.
   let deliveredInWindow = 0;
-  const countDelivery = () => {
-    const now = kernel.now();
-    if (now >= warmupNs && now < endNs) deliveredInWindow++;
-  };
   if (poissonRatePerSec !== undefined) {
     const source = new OpenLoopSource({
       node,
@@ -178,20 +176,29 @@ function runPoint(
       ratePerSec: poissonRatePerSec,
       endNs,
       measureFromNs: warmupNs,
+      sendAhead: SEND_AHEAD,
       make: () => ({ target: echo, message, packetBytes }),
     });
     recorder = source.recorder;
   } else {
     recorder = new LatencyRecorder(warmupNs);
-    const gapNs = 1e9 / linePacketsPerSec(options.nic.link, packetBytes);
-    const sink = (_id: number, latencyNs: number, ok: boolean) => {
-      recorder.record(kernel.now() - latencyNs, latencyNs, ok);
-      if (ok) countDelivery();
+    const sink = (_id: number, latencyNs: number, ok: boolean, _reply: unknown, sentAtNs: number) => {
+      recorder.record(sentAtNs, latencyNs, ok);
+      // Throughput is what reaches the client during the window, whenever it was sent: under
+      // overload the queue holds more than a window's worth.
+      const arrivedAtNs = sentAtNs + latencyNs;
+      if (ok && arrivedAtNs >= warmupNs && arrivedAtNs < endNs) deliveredInWindow++;
     };
-    const send = kernel.registerKind((k, sequence) => {
-      node.clientSend(echo, message, sink, packetBytes);
-      const next = Math.round((sequence + 1) * gapNs);
-      if (next < endNs) k.schedule(send, next, sequence + 1, 0);
+    // Line rate with deterministic gaps, handed to the node SEND_AHEAD frames at a time.
+    const gapNs = 1e9 / linePacketsPerSec(options.nic.link, packetBytes);
+    const send = kernel.registerKind((k, first) => {
+      let sequence = first;
+      for (; sequence < first + SEND_AHEAD; sequence++) {
+        const atNs = Math.round(sequence * gapNs);
+        if (atNs >= endNs) return;
+        node.clientSend(echo, message, sink, packetBytes, { atNs, passive: true });
+      }
+      k.schedule(send, Math.round(sequence * gapNs), sequence, 0);
     }, 'line-rate-send');
     kernel.schedule(send, 0, 0, 0);
   }

@@ -147,6 +147,8 @@ function runPoint(
     ratePerSec: offeredRps,
     endNs,
     measureFromNs: options.warmupNs,
+    // The node's only client: it may hand arrivals over in batches.
+    sendAhead: 64,
     make: (pick) => ({
       target: refs[Math.floor(pick.next() * refs.length)] as ActorRef<unknown, unknown>,
       message: { type: 'work', costNs: sampleCostNs(options.distribution, costs), pad },

@@ -165,6 +165,8 @@ export class ActorInstance {
   #nextRequestId = 1;
   /** Messages handled since creation on this side (reports, tests). */
   handled = 0;
+  /** Cost-hook results the platform has validated so far (the simulator checks the first few). */
+  costChecks = 0;
 
   constructor(definition: AnyActorDefinition, id: ActorId, name: string, heap: DmoHeap, ports: ActorPorts) {
     this.definition = definition;
@@ -182,13 +184,26 @@ export class ActorInstance {
   /** actor_init: runs `init` once, with no origin. */
   init(): void {
     if (this.#state !== 'created') return;
-    this.#run(NO_ORIGIN, () => this.definition.init(this.#context));
+    const context = this.#context;
+    context.origin = NO_ORIGIN;
+    this.definition.init(context);
     this.#state = 'ready';
   }
 
-  /** Handles one message under `origin` (run to completion). */
+  /**
+   * Handles one message under `origin` (run to completion). This is every platform's per-request
+   * path: no closure, and the context's origin is simply replaced — handlers never nest (a
+   * handler's sends are delivered later), so there is no previous origin to restore.
+   */
   exec(message: unknown, origin: Origin): void {
-    this.#run(origin, () => this.definition.exec(this.#context, message));
+    if (this.#state === 'deregistered') throw new ActorDeregisteredError(this.id, 'it runs no more handlers');
+    const context = this.#context;
+    context.origin = origin;
+    try {
+      this.definition.exec(context, message);
+    } finally {
+      context.origin = NO_ORIGIN;
+    }
     this.handled++;
   }
 
@@ -264,17 +279,5 @@ export class ActorInstance {
   /** @internal used by the context */
   removeTimer(id: TimerId): boolean {
     return this.#timers.delete(id);
-  }
-
-  #run(origin: Origin, handler: () => void): void {
-    if (this.#state === 'deregistered') throw new ActorDeregisteredError(this.id, 'it runs no more handlers');
-    const context = this.#context;
-    const previous = context.origin;
-    context.origin = origin;
-    try {
-      handler();
-    } finally {
-      context.origin = previous;
-    }
   }
 }

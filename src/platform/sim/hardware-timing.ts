@@ -93,7 +93,11 @@ export function timingFor(
   // The models interpolate published curves; a run uses a handful of sizes, so each size's
   // figures are computed once (this sits on the simulator's per-packet path).
   const perSize = new Map<number, SizeFigures>();
+  // Runs mostly use one packet size: remember the last one asked for before touching the map.
+  let lastBytes = -1;
+  let lastFigures: SizeFigures | undefined;
   const figuresOf = (packetBytes: number): SizeFigures => {
+    if (packetBytes === lastBytes) return lastFigures as SizeFigures;
     let figures = perSize.get(packetBytes);
     if (!figures) {
       const echo = echoPathLatency(nic, packetBytes);
@@ -111,6 +115,8 @@ export function timingFor(
       };
       perSize.set(packetBytes, figures);
     }
+    lastBytes = packetBytes;
+    lastFigures = figures;
     return figures;
   };
   return {

@@ -20,7 +20,7 @@ import type { MessageCodec } from '../../actor/codec.ts';
 import type { ActorLogger, PendingTimer } from '../../actor/context.ts';
 import type { HandlerWork } from '../../actor/cost.ts';
 import { type ActorDefinition, type AnyActorDefinition, declaredWork } from '../../actor/define-actor.ts';
-import type { Origin } from '../../actor/envelope.ts';
+import type { NetworkEndpoint, Origin } from '../../actor/envelope.ts';
 import { Mailbox } from '../../actor/mailbox.ts';
 import { DmoDomain } from '../../dmo/domain.ts';
 import { restoreHeap, snapshotHeap } from '../../dmo/snapshot.ts';
@@ -84,7 +84,13 @@ export interface MigrationRecord {
 }
 
 /** What a client sees of one request: called when its answer (or refusal) reaches it. */
-export type ReplySink = (requestId: number, latencyNs: number, ok: boolean, reply: unknown) => void;
+export type ReplySink = (
+  requestId: number,
+  latencyNs: number,
+  ok: boolean,
+  reply: unknown,
+  sentAtNs: number,
+) => void;
 
 interface Outbound {
   readonly kind: 'send' | 'reply';
@@ -97,6 +103,19 @@ interface Outbound {
 interface ClientPending {
   readonly sentAtNs: number;
   readonly sink: ReplySink;
+  readonly passive: boolean;
+}
+
+/** How a simulated client sends. */
+export interface ClientSendOptions {
+  /** Send at this (future) time instead of now; sources that send ahead must do so in time order. */
+  readonly atNs?: number;
+  /**
+   * The sink only records (no follow-up send): it is told of the answer when the answer leaves
+   * the NIC, with its arrival latency, saving the delivery event. Closed-loop clients must not
+   * set it.
+   */
+  readonly passive?: boolean;
 }
 
 interface ActiveMigration {
@@ -134,7 +153,6 @@ export class SimNode {
   readonly hostCores: number;
 
   readonly #instances = new Map<ActorId, ActorInstance>();
-  readonly #workChecks = new Map<ActorId, number>();
   readonly #ports: ActorPorts;
   readonly #ingressLimit: number;
   readonly #watchdogNs: number;
@@ -172,6 +190,7 @@ export class SimNode {
 
   // clients
   readonly #clientPending = new Map<number, ClientPending>();
+  readonly #clientEndpoint: NetworkEndpoint;
   #nextRequestId = 1;
 
   // migration
@@ -213,6 +232,7 @@ export class SimNode {
       throw new ConfigError('hostCores', `must be a positive integer, got ${this.hostCores}`);
     }
     this.#ingressLimit = options.ingressQueuePackets ?? 4096;
+    this.#clientEndpoint = Object.freeze({ address: CLIENT_ADDRESS, port: this.id });
     this.#watchdogNs = options.watchdogNs ?? 10_000_000;
     this.#manageEveryNs = options.manageEveryNs ?? 20_000;
     this.table = new ActorTable();
@@ -345,20 +365,29 @@ export class SimNode {
    * A client sends `message` to `target` in a frame of `packetBytes` (at least the encoded
    * message plus headers); `sink` hears the answer. Returns the request id.
    */
-  clientSend<M>(target: ActorRef<M, unknown>, message: M, sink: ReplySink, packetBytes?: number): number {
+  clientSend<M>(
+    target: ActorRef<M, unknown>,
+    message: M,
+    sink: ReplySink,
+    packetBytes?: number,
+    options: ClientSendOptions = {},
+  ): number {
     const messageBytes = target.codec.sizeOf(message);
     const bytes = Math.max(packetBytes ?? 0, frameBytes(messageBytes));
     const requestId = this.#nextRequestId++;
-    const now = this.kernel.now();
-    this.#clientPending.set(requestId, { sentAtNs: now, sink });
-    const origin: Origin = {
-      kind: 'client',
-      endpoint: { address: CLIENT_ADDRESS, port: this.id },
-      requestId,
-    };
+    const sentAtNs = options.atNs ?? this.kernel.now();
+    if (!(sentAtNs >= this.kernel.now())) {
+      throw new ConfigError(
+        'clientSend.atNs',
+        `a send cannot be in the past (now ${this.kernel.now()} ns, got ${sentAtNs})`,
+      );
+    }
+    this.#clientPending.set(requestId, { sentAtNs, sink, passive: options.passive === true });
+    const origin: Origin = { kind: 'client', endpoint: this.#clientEndpoint, requestId };
     const request = new SimRequest(target.id, bytes, 0, message, origin, true);
     // The switch port toward the NIC is a FIFO at line rate; then the NIC's receive pipeline.
-    const start = Math.max(now + this.timing.wireLatencyNs, this.#ingressFreeAtNs);
+    // Sends must reach this FIFO in time order: a source that sends ahead (atNs) does so in order.
+    const start = Math.max(sentAtNs + this.timing.wireLatencyNs, this.#ingressFreeAtNs);
     this.#ingressFreeAtNs = start + this.timing.frameNs(bytes);
     const atNs = Math.round(this.#ingressFreeAtNs + this.timing.rxPipelineNs(bytes));
     this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
@@ -687,6 +716,17 @@ export class SimNode {
     const start = Math.max(ready, this.#egressFreeAtNs);
     this.#egressFreeAtNs = start + this.timing.frameNs(out.sizeBytes);
     const atNs = Math.round(this.#egressFreeAtNs + this.timing.wireLatencyNs);
+    const origin = out.origin;
+    if (origin.kind === 'client') {
+      const pending = this.#clientPending.get(origin.requestId);
+      // A passive client only records what it sees: tell it now, with the arrival time it will
+      // have, instead of spending an event on the delivery.
+      if (pending?.passive) {
+        this.#clientPending.delete(origin.requestId);
+        pending.sink(origin.requestId, atNs - pending.sentAtNs, true, out.message, pending.sentAtNs);
+        return;
+      }
+    }
     this.kernel.schedule(this.#kind.toClient, atNs, this.#park(out), 0);
   }
 
@@ -696,7 +736,7 @@ export class SimNode {
     const pending = this.#clientPending.get(origin.requestId);
     if (!pending) return;
     this.#clientPending.delete(origin.requestId);
-    pending.sink(origin.requestId, this.kernel.now() - pending.sentAtNs, true, out.message);
+    pending.sink(origin.requestId, this.kernel.now() - pending.sentAtNs, true, out.message, pending.sentAtNs);
   }
 
   // ── timers, drops, deregistration ────────────────────────────────────────────────────────────
@@ -723,7 +763,13 @@ export class SimNode {
     if (!pending) return;
     this.#clientPending.delete(origin.requestId);
     // The refusal travels back over the wire like any answer.
-    pending.sink(origin.requestId, now - pending.sentAtNs + this.timing.wireLatencyNs, false, reason);
+    pending.sink(
+      origin.requestId,
+      now - pending.sentAtNs + this.timing.wireLatencyNs,
+      false,
+      reason,
+      pending.sentAtNs,
+    );
   }
 
   #count(reason: string): void {
@@ -934,9 +980,8 @@ export class SimNode {
   #workOf(instance: ActorInstance, request: SimRequest): HandlerWork {
     const definition = instance.definition;
     if (request.timerId !== 0 || !definition.hasCost) return DEFAULT_WORK;
-    const checked = this.#workChecks.get(instance.id) ?? 0;
-    if (checked < VALIDATED_COST_CALLS) {
-      this.#workChecks.set(instance.id, checked + 1);
+    if (instance.costChecks < VALIDATED_COST_CALLS) {
+      instance.costChecks++;
       return declaredWork(definition, request.message) ?? DEFAULT_WORK;
     }
     return definition.cost(request.message) ?? DEFAULT_WORK;

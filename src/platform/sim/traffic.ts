@@ -57,7 +57,13 @@ export class LatencyRecorder {
   }
 }
 
-/** Poisson arrivals at `ratePerSec` from `startNs` to `endNs`. */
+/**
+ * Poisson arrivals at `ratePerSec` from `startNs` to `endNs`. Its clients only record what they
+ * see (passive sinks: no delivery events). With `sendAhead` > 1 it draws that many arrivals at
+ * once and hands them to the node ahead of time, one kernel event per batch instead of one per
+ * request — only when it is the node's sole client, since sends must reach the node's ingress
+ * FIFO in time order.
+ */
 export class OpenLoopSource {
   readonly recorder: LatencyRecorder;
   sent = 0;
@@ -67,7 +73,9 @@ export class OpenLoopSource {
   readonly #make: RequestMaker;
   readonly #meanGapNs: number;
   readonly #endNs: number;
+  readonly #sendAhead: number;
   readonly #kind: EventKind;
+  #nextNs: number;
 
   constructor(options: {
     readonly node: SimNode;
@@ -77,6 +85,7 @@ export class OpenLoopSource {
     readonly startNs?: number;
     readonly endNs: number;
     readonly measureFromNs?: number;
+    readonly sendAhead?: number;
   }) {
     this.#node = options.node;
     this.#kernel = options.node.kernel;
@@ -84,25 +93,31 @@ export class OpenLoopSource {
     this.#make = options.make;
     this.#meanGapNs = 1e9 / options.ratePerSec;
     this.#endNs = options.endNs;
+    this.#sendAhead = Math.max(1, Math.floor(options.sendAhead ?? 1));
     this.recorder = new LatencyRecorder(options.measureFromNs ?? 0);
     this.#kind = this.#kernel.registerKind(() => this.#fire(), 'open-loop-send');
-    this.#scheduleFrom(options.startNs ?? this.#kernel.now());
+    this.#nextNs = this.#gapFrom(options.startNs ?? this.#kernel.now());
+    if (this.#nextNs < this.#endNs) this.#kernel.schedule(this.#kind, this.#nextNs, 0, 0);
   }
 
-  /** One sink for every request: the send time is the answer time minus the latency. */
-  readonly #sink: ReplySink = (_id, latencyNs, ok) =>
-    this.recorder.record(this.#kernel.now() - latencyNs, latencyNs, ok);
+  readonly #sink: ReplySink = (_id, latencyNs, ok, _reply, sentAtNs) =>
+    this.recorder.record(sentAtNs, latencyNs, ok);
 
   #fire(): void {
-    const now = this.#kernel.now();
-    const next = this.#make(this.#random, this.sent++);
-    this.#node.clientSend(next.target, next.message, this.#sink, next.packetBytes);
-    this.#scheduleFrom(now);
+    // Send the arrival due now and up to sendAhead − 1 later ones, then wake at the next one.
+    for (let i = 0; i < this.#sendAhead && this.#nextNs < this.#endNs; i++) {
+      const next = this.#make(this.#random, this.sent++);
+      this.#node.clientSend(next.target, next.message, this.#sink, next.packetBytes, {
+        atNs: this.#nextNs,
+        passive: true,
+      });
+      this.#nextNs = this.#gapFrom(this.#nextNs);
+    }
+    if (this.#nextNs < this.#endNs) this.#kernel.schedule(this.#kind, this.#nextNs, 0, 0);
   }
 
-  #scheduleFrom(fromNs: number): void {
-    const gap = Math.max(1, Math.round(-Math.log(1 - this.#random.next()) * this.#meanGapNs));
-    if (fromNs + gap < this.#endNs) this.#kernel.schedule(this.#kind, fromNs + gap, 0, 0);
+  #gapFrom(fromNs: number): number {
+    return fromNs + Math.max(1, Math.round(-Math.log(1 - this.#random.next()) * this.#meanGapNs));
   }
 }
 
@@ -133,8 +148,8 @@ export class ClosedLoopClients {
     for (let i = 0; i < options.outstanding; i++) this.#send();
   }
 
-  readonly #sink: ReplySink = (_id, latencyNs, ok) => {
-    this.recorder.record(this.#kernel.now() - latencyNs, latencyNs, ok);
+  readonly #sink: ReplySink = (_id, latencyNs, ok, _reply, sentAtNs) => {
+    this.recorder.record(sentAtNs, latencyNs, ok);
     this.#send();
   };
 

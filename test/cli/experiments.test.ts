@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
+
+function ipipe(...args: string[]) {
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test('experiment scheduler --json: one document, files written, results per scheduler and load', () => {
+  const out = mkdtempSync(join(tmpdir(), 'ipipe-cli-'));
+  const run = ipipe(
+    'experiment',
+    'scheduler',
+    '--nic',
+    'liquidio-cn2350',
+    '--dist',
+    'bimodal',
+    '--loads',
+    '0.3,0.8',
+    '--duration',
+    '5ms',
+    '--warmup',
+    '1ms',
+    '--seed',
+    '4',
+    '--out',
+    out,
+    '--json',
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const document = JSON.parse(run.stdout) as {
+    schemaVersion: number;
+    seed: number;
+    results: { scheduler: string; load: number; p99Us: number }[];
+  };
+  assert.equal(document.schemaVersion, 1);
+  assert.equal(document.seed, 4);
+  assert.deepEqual(
+    document.results.map((r) => `${r.scheduler}@${r.load}`),
+    ['fcfs@0.3', 'fcfs@0.8', 'drr@0.3', 'drr@0.8', 'hybrid@0.3', 'hybrid@0.8'],
+  );
+  const files = readdirSync(out).sort();
+  assert.ok(
+    files.some((f) => f.endsWith('.csv')) && files.filter((f) => f.endsWith('.svg')).length === 2,
+    files.join(','),
+  );
+});
+
+const usageErrors: [string, string[], RegExp][] = [
+  [
+    'unknown profile lists the known ones',
+    ['characterize', '--nic', 'bluefield-2'],
+    /unknown profile "bluefield-2"; known NIC profiles: liquidio-cn2350, liquidio-cn2360, bluefield-1m332a, stingray-ps225/,
+  ],
+  [
+    'a load of 0',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--loads', '0,0.5'],
+    /--loads must be a number in \(0, 1\]/,
+  ],
+  [
+    'a load above 1',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--loads', '1.5'],
+    /--loads must be a number in \(0, 1\]/,
+  ],
+  [
+    'a negative duration',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--duration=-5ms'],
+    /--duration must be a positive duration/,
+  ],
+  [
+    'a duration without a unit',
+    ['characterize', '--nic', 'stingray-ps225', '--point-duration', '100'],
+    /--point-duration must be a positive duration/,
+  ],
+  [
+    'an impossible actor count',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--actors', '0'],
+    /--actors must be an integer in \[1, 64\]/,
+  ],
+  [
+    'an unknown scheduler',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--schedulers', 'fifo'],
+    /--schedulers must be one of fcfs, drr, hybrid/,
+  ],
+  [
+    'an unknown distribution',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--dist', 'pareto'],
+    /Allowed choices are exponential, bimodal/,
+  ],
+];
+
+for (const [name, args, pattern] of usageErrors) {
+  test(`usage error (exit 2): ${name}`, () => {
+    const run = ipipe(...args);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, pattern);
+    assert.equal(run.stdout, '');
+  });
+}
+
+test('a user profile file: a bad field is named, a good one is used', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-profile-'));
+  const bad = join(dir, 'bad.json');
+  writeFileSync(
+    bad,
+    JSON.stringify({ extends: 'stingray-ps225', name: 'my-card', cores: { count: 'eight' } }),
+  );
+  const refused = ipipe('characterize', '--nic', bad);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /cores\.count/);
+  const broken = join(dir, 'broken.json');
+  writeFileSync(broken, '{ "extends": ');
+  const unreadable = ipipe('characterize', '--nic', broken);
+  assert.equal(unreadable.code, 2);
+  assert.match(unreadable.stderr, /broken\.json/);
+});
