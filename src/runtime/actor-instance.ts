@@ -25,6 +25,7 @@ import { type ClientOrigin, NO_ORIGIN, type Origin, originForSend } from '../act
 import type { DmoHeap } from '../dmo/types.ts';
 import { ActorDeregisteredError, ConfigError } from '../errors.ts';
 import type { ActorId, ObjectId } from '../ids.ts';
+import { type ActorStateRecord, type ActorStateStore, MemoryStateStore } from './actor-state.ts';
 
 /** What an actor instance needs from the node that hosts it. Implemented per platform. */
 export interface ActorPorts {
@@ -46,14 +47,6 @@ export interface ActorPorts {
   armTimer(actor: ActorId, timer: PendingTimer<unknown>): void;
   lookup(name: string): ActorRef<unknown, unknown> | undefined;
   log: ActorLogger;
-}
-
-/** The non-DMO state of an actor that migrates with it. Plain data; timers keep decoded messages. */
-export interface ActorStateRecord {
-  readonly roots: readonly (readonly [string, ObjectId])[];
-  readonly timers: readonly PendingTimer<unknown>[];
-  readonly nextTimerId: number;
-  readonly nextRequestId: number;
 }
 
 export type InstanceState = 'created' | 'ready' | 'deregistered';
@@ -86,7 +79,7 @@ class InstanceContext implements ActorContext<unknown, unknown> {
   ): void {
     const mode = options?.origin ?? 'inherit';
     const instance = this.#instance;
-    const requestId = mode === 'self' ? instance.allocateRequestId() : 0;
+    const requestId = mode === 'self' ? instance.store.allocateRequestId() : 0;
     const origin = originForSend(this.origin, mode, this.self, requestId);
     // sizeOf validates the message against the target's schema, exactly as encoding would, so a
     // message the live platform would refuse is refused in simulation too.
@@ -119,7 +112,7 @@ class InstanceContext implements ActorContext<unknown, unknown> {
     const instance = this.#instance;
     instance.definition.messages.sizeOf(message); // validate now, not when it fires
     const timer: PendingTimer<unknown> = {
-      id: instance.allocateTimerId(),
+      id: instance.store.allocateTimerId(),
       dueAtNs: instance.ports.now() + Math.round(delayNs),
       message,
       origin: options?.origin === 'inherit' ? this.origin : NO_ORIGIN,
@@ -129,21 +122,18 @@ class InstanceContext implements ActorContext<unknown, unknown> {
   }
 
   cancelTimer(id: TimerId): boolean {
-    return this.#instance.removeTimer(id);
+    return this.#instance.store.removeTimer(id);
   }
 
   root(name: string): ObjectId | undefined {
-    return this.#instance.roots.get(name);
+    return this.#instance.store.root(name);
   }
 
   setRoot(name: string, id: ObjectId | undefined): void {
-    if (id === undefined) this.#instance.roots.delete(name);
-    else {
-      if (!this.dmo.has(id)) {
-        throw new ConfigError(`setRoot("${name}")`, `object ${id} is not a live object of this actor`);
-      }
-      this.#instance.roots.set(name, id);
+    if (id !== undefined && !this.dmo.has(id)) {
+      throw new ConfigError(`setRoot("${name}")`, `object ${id} is not a live object of this actor`);
     }
+    this.#instance.store.setRoot(name, id);
   }
 
   lookup(name: string): ActorRef<unknown, unknown> | undefined {
@@ -157,18 +147,24 @@ export class ActorInstance {
   readonly name: string;
   readonly heap: DmoHeap;
   readonly ports: ActorPorts;
-  readonly roots = new Map<string, ObjectId>();
-  readonly #timers = new Map<number, PendingTimer<unknown>>();
+  /** Roots, timers and counters: in memory (sim, local) or in the actor's heap (live). */
+  readonly store: ActorStateStore;
   readonly #context: InstanceContext;
   #state: InstanceState = 'created';
-  #nextTimerId = 1;
-  #nextRequestId = 1;
   /** Messages handled since creation on this side (reports, tests). */
   handled = 0;
   /** Cost-hook results the platform has validated so far (the simulator checks the first few). */
   costChecks = 0;
 
-  constructor(definition: AnyActorDefinition, id: ActorId, name: string, heap: DmoHeap, ports: ActorPorts) {
+  constructor(
+    definition: AnyActorDefinition,
+    id: ActorId,
+    name: string,
+    heap: DmoHeap,
+    ports: ActorPorts,
+    store: ActorStateStore = new MemoryStateStore(),
+  ) {
+    this.store = store;
     this.definition = definition;
     this.id = id;
     this.name = name;
@@ -212,9 +208,8 @@ export class ActorInstance {
    * was cancelled meanwhile — platforms may not be able to withdraw an armed timer.
    */
   fireTimer(id: TimerId): boolean {
-    const timer = this.#timers.get(id);
+    const timer = this.store.takeTimer(id);
     if (!timer) return false;
-    this.#timers.delete(id);
     this.exec(timer.message, timer.origin);
     return true;
   }
@@ -222,21 +217,26 @@ export class ActorInstance {
   /** Stops the actor for good (watchdog, isolation, delete); its timers are dropped. */
   deregister(): void {
     this.#state = 'deregistered';
-    this.#timers.clear();
+    this.store.clearTimers();
   }
 
   pendingTimers(): PendingTimer<unknown>[] {
-    return [...this.#timers.values()];
+    return this.store.timers();
   }
 
-  /** The non-DMO state that must travel with the actor when it migrates. */
+  /** The root object stored under `name` (tests, tools). */
+  root(name: string): ObjectId | undefined {
+    return this.store.root(name);
+  }
+
+  /**
+   * The non-DMO state that must travel with the actor when it migrates (memory-held state; a
+   * heap-held store travels inside the heap snapshot and exports an empty record).
+   */
   exportState(): ActorStateRecord {
-    return {
-      roots: [...this.roots.entries()],
-      timers: this.pendingTimers(),
-      nextTimerId: this.#nextTimerId,
-      nextRequestId: this.#nextRequestId,
-    };
+    const store = this.store;
+    if (store instanceof MemoryStateStore) return store.record();
+    return { roots: [], timers: [], nextTimerId: 0, nextRequestId: 0 };
   }
 
   /**
@@ -249,35 +249,17 @@ export class ActorInstance {
     name: string,
     heap: DmoHeap,
     ports: ActorPorts,
-    state: ActorStateRecord,
+    record: ActorStateRecord,
   ): ActorInstance {
-    const instance = new ActorInstance(definition, id, name, heap, ports);
-    for (const [root, objectId] of state.roots) instance.roots.set(root, objectId);
-    instance.#nextTimerId = state.nextTimerId;
-    instance.#nextRequestId = state.nextRequestId;
+    const instance = new ActorInstance(definition, id, name, heap, ports, MemoryStateStore.from(record));
     instance.#state = 'ready';
-    for (const timer of state.timers) instance.addTimer(timer);
+    for (const timer of record.timers) ports.armTimer(id, timer);
     return instance;
   }
 
-  /** @internal used by the context */
-  allocateTimerId(): TimerId {
-    return this.#nextTimerId++ as TimerId;
-  }
-
-  /** @internal used by the context */
-  allocateRequestId(): number {
-    return this.#nextRequestId++;
-  }
-
-  /** @internal used by the context and restore */
+  /** @internal used by the context: records a timer and asks the platform to arm it. */
   addTimer(timer: PendingTimer<unknown>): void {
-    this.#timers.set(timer.id, timer);
+    this.store.addTimer(timer);
     this.ports.armTimer(this.id, timer);
-  }
-
-  /** @internal used by the context */
-  removeTimer(id: TimerId): boolean {
-    return this.#timers.delete(id);
   }
 }

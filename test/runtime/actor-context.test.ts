@@ -152,9 +152,9 @@ test('state, roots and pending timers survive a relocation (the state half of mi
   runtime.tell(counterRef, { type: 'add', amount: 123 });
   runtime.tell(counterRef, { type: 'arm', delayNs: 5_000 });
   runtime.runUntilIdle();
-  const rootBefore = runtime.instance(counterRef.id).roots.get('state');
+  const rootBefore = runtime.instance(counterRef.id).root('state');
   runtime.relocate(counterRef.id);
-  assert.equal(runtime.instance(counterRef.id).roots.get('state'), rootBefore, 'object ids preserved');
+  assert.equal(runtime.instance(counterRef.id).root('state'), rootBefore, 'object ids preserved');
   runtime.advanceTo(5_000);
   runtime.request(counterRef, { type: 'get' }, 1);
   runtime.runUntilIdle();
@@ -165,7 +165,7 @@ test("an actor cannot use another actor's object id, even if it learns it", () =
   const { runtime, counterRef } = setup();
   runtime.tell(counterRef, { type: 'add', amount: 3 });
   runtime.runUntilIdle();
-  const stolen = runtime.instance(counterRef.id).roots.get('state') as ObjectId;
+  const stolen = runtime.instance(counterRef.id).root('state') as ObjectId;
   const spyMessages = messages({ peek: { id: field.objectId() } });
   const spy = defineActor({
     name: 'spy',
