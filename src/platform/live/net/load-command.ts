@@ -1,0 +1,300 @@
+/**
+ * `ipipe load`: the load generator on the command line (see load.ts for what it measures and how).
+ * Parsers for its options, each throwing a UsageError that names the option and the accepted form,
+ * and `loadCommand`, which runs the load and prints a table, or one JSON document with `--json`.
+ *
+ * This is CLI code living beside the library it drives until it is wired into src/cli/ (then it
+ * belongs in src/cli/commands/load.ts); it only imports cli/output.ts, which has no dependencies.
+ */
+
+import { formatNumber, paint, progressBar, table, writeJson, writeOut } from '../../../cli/output.ts';
+import { ConfigError, UsageError } from '../../../errors.ts';
+import { type LoadMode, type LoadResult, runLoad, splitHostPort } from './load.ts';
+import { DEFAULT_MAX_FRAME_BYTES, HEADER_BYTES } from './wire.ts';
+
+/** Everything `loadCommand` needs, already validated. */
+export interface LoadCommandOptions {
+  readonly target: string;
+  readonly actor: number;
+  readonly mode: LoadMode;
+  readonly payloadBytes: number;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly seed: number;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly json: boolean;
+}
+
+/** The options as a command-line parser hands them over: strings, or absent. */
+export interface RawLoadOptions {
+  readonly target?: string;
+  readonly actor?: string;
+  readonly rate?: string;
+  readonly closed?: string;
+  readonly size?: string;
+  readonly duration?: string;
+  readonly warmup?: string;
+  readonly seed?: string;
+  readonly timeout?: string;
+  readonly retries?: string;
+  readonly json?: boolean;
+}
+
+/** Defaults of the optional options. */
+export const LOAD_DEFAULTS = Object.freeze({
+  actor: 1,
+  sizeBytes: 64,
+  durationMs: 10_000,
+  warmupMs: 1_000,
+  timeoutMs: 1_000,
+  retries: 0,
+});
+
+/**
+ * The options in the form a CLI wires them (flags, help text); `parseLoadOptions` does the
+ * parsing, so the CLI can pass every value through as a string.
+ */
+export const LOAD_OPTION_HELP: readonly { readonly flags: string; readonly description: string }[] = [
+  { flags: '--target <host:port>', description: 'the node (or echo server) to load, e.g. 127.0.0.1:9000' },
+  {
+    flags: '--rate <req/s>',
+    description: 'open loop: Poisson arrivals at this rate (exclusive with --closed)',
+  },
+  { flags: '--closed <n>', description: 'closed loop: keep n requests outstanding (exclusive with --rate)' },
+  { flags: '--actor <id>', description: `actor id the requests go to (default ${LOAD_DEFAULTS.actor})` },
+  {
+    flags: '--size <bytes>',
+    description: `request payload bytes, 0..${DEFAULT_MAX_FRAME_BYTES - HEADER_BYTES} (default ${LOAD_DEFAULTS.sizeBytes})`,
+  },
+  { flags: '--duration <time>', description: 'measured time, e.g. 10s or 500ms (default 10s)' },
+  { flags: '--warmup <time>', description: 'unmeasured lead-in, e.g. 1s, or 0 (default 1s)' },
+  { flags: '--timeout <time>', description: 'reply timeout per copy (default 1s)' },
+  { flags: '--retries <n>', description: 'retransmissions per request (default 0)' },
+  {
+    flags: '--seed <n>',
+    description: 'seed of arrival times and payloads (printed; same seed, same schedule)',
+  },
+  { flags: '--json', description: 'print one JSON document instead of a table' },
+];
+
+/** `--target host:port` (IPv6 as `[::1]:9000`). */
+export function parseTarget(value: string): string {
+  try {
+    splitHostPort(value, '--target');
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  return value.trim();
+}
+
+/** `--rate R`: a positive number of requests per second. */
+export function parseRate(value: string): number {
+  const rate = Number(value);
+  if (value.trim() === '' || !(Number.isFinite(rate) && rate > 0 && rate <= 10_000_000)) {
+    throw new UsageError(`--rate must be a number of requests per second in (0, 10000000], got "${value}"`);
+  }
+  return rate;
+}
+
+/** `--closed N`: requests kept outstanding, an integer in [1, 65536]. */
+export function parseOutstanding(value: string): number {
+  return parseIntegerOption('--closed', value, 1, 65_536);
+}
+
+/** `--size B`: payload bytes, within [0, maxFrameBytes − 24]. */
+export function parsePayloadSize(maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): (value: string) => number {
+  return (value) => parseIntegerOption('--size', value, 0, maxFrameBytes - HEADER_BYTES);
+}
+
+/** `--actor id`: a u32 actor id. */
+export function parseActorId(value: string): number {
+  return parseIntegerOption('--actor', value, 0, 0xffff_ffff);
+}
+
+/** `--retries N`: retransmissions per request, in [0, 100]. */
+export function parseRetries(value: string): number {
+  return parseIntegerOption('--retries', value, 0, 100);
+}
+
+/** `--seed N`: a non-negative integer below 2^53. */
+export function parseLoadSeed(value: string): number {
+  const seed = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(seed)) {
+    throw new UsageError(`--seed must be a non-negative integer below 2^53, got "${value}"`);
+  }
+  return seed;
+}
+
+const MS_PER_UNIT: Readonly<Record<string, number>> = { us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 60e3 };
+
+/**
+ * A duration like `10s`, `500ms`, `250us` or `2m`, as milliseconds. `allowZero` admits `0`
+ * (with or without a unit), for warm-ups.
+ */
+export function parseDurationMs(option: string, allowZero = false): (value: string) => number {
+  return (value) => {
+    const text = value.trim();
+    if (allowZero && /^0+(?:\.0+)?(?:us|µs|ms|s|m)?$/.test(text)) return 0;
+    const match = /^(\d+(?:\.\d+)?)(us|µs|ms|s|m)$/.exec(text);
+    const unit = match?.[2];
+    const ms = match && unit ? Number(match[1]) * (MS_PER_UNIT[unit] as number) : Number.NaN;
+    if (!(ms > 0 && ms <= 24 * 3_600_000)) {
+      throw new UsageError(
+        `${option} must be a ${allowZero ? 'non-negative' : 'positive'} duration up to 24h like 10s, 500ms or 250us` +
+          `${allowZero ? ', or 0' : ''}, got "${value}"`,
+      );
+    }
+    return ms;
+  };
+}
+
+function parseIntegerOption(option: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < min || n > max) {
+    throw new UsageError(`${option} must be an integer in [${min}, ${max}], got "${value}"`);
+  }
+  return n;
+}
+
+/** The mode from `--rate` / `--closed`: exactly one of them. */
+export function resolveLoadMode(rate: number | undefined, closed: number | undefined): LoadMode {
+  if (rate !== undefined && closed !== undefined) {
+    throw new UsageError(
+      '--rate and --closed are mutually exclusive: --rate R offers R req/s open-loop, --closed N keeps N outstanding',
+    );
+  }
+  if (rate !== undefined) return { kind: 'open', ratePerSec: rate };
+  if (closed !== undefined) return { kind: 'closed', outstanding: closed };
+  throw new UsageError('choose a load: --rate R (open loop, R req/s) or --closed N (N requests outstanding)');
+}
+
+/**
+ * Parses and validates every option at once. `seed` defaults to `freshSeed()` from the caller
+ * (the CLI prints it), so a run can always be repeated.
+ */
+export function parseLoadOptions(raw: RawLoadOptions, freshSeed: () => number): LoadCommandOptions {
+  if (raw.target === undefined) throw new UsageError('--target host:port is required (the node to load)');
+  const mode = resolveLoadMode(
+    raw.rate === undefined ? undefined : parseRate(raw.rate),
+    raw.closed === undefined ? undefined : parseOutstanding(raw.closed),
+  );
+  return {
+    target: parseTarget(raw.target),
+    actor: raw.actor === undefined ? LOAD_DEFAULTS.actor : parseActorId(raw.actor),
+    mode,
+    payloadBytes: raw.size === undefined ? LOAD_DEFAULTS.sizeBytes : parsePayloadSize()(raw.size),
+    durationMs:
+      raw.duration === undefined ? LOAD_DEFAULTS.durationMs : parseDurationMs('--duration')(raw.duration),
+    warmupMs:
+      raw.warmup === undefined ? LOAD_DEFAULTS.warmupMs : parseDurationMs('--warmup', true)(raw.warmup),
+    seed: raw.seed === undefined ? freshSeed() : parseLoadSeed(raw.seed),
+    timeoutMs:
+      raw.timeout === undefined ? LOAD_DEFAULTS.timeoutMs : parseDurationMs('--timeout')(raw.timeout),
+    retries: raw.retries === undefined ? LOAD_DEFAULTS.retries : parseRetries(raw.retries),
+    json: raw.json === true,
+  };
+}
+
+/** The JSON document `--json` prints. */
+export function loadDocument(
+  result: LoadResult,
+): { readonly schemaVersion: 1; readonly command: 'load' } & LoadResult {
+  return { schemaVersion: 1, command: 'load', ...result };
+}
+
+/** The human-readable form: a summary line, then counts and latencies as tables. */
+export function renderLoad(result: LoadResult): string {
+  const mode =
+    result.mode.kind === 'open'
+      ? `open loop, Poisson ${formatNumber(result.mode.ratePerSec)} req/s`
+      : `closed loop, ${result.mode.outstanding} outstanding`;
+  const lines = [
+    paint('bold', `load → ${result.target}, actor ${result.actorId}: ${mode}`),
+    `payload ${result.payloadBytes ?? 'per request'} B, warm-up ${result.warmupMs} ms, measured ${result.durationMs} ms, seed ${result.seed}`,
+    '',
+    table(
+      ['sent', 'answered', 'timeouts', 'errors', 'throughput req/s', 'offered req/s', 'achieved req/s'],
+      [
+        [
+          result.sent,
+          result.answered,
+          result.timeouts,
+          Object.values(result.errors).reduce((a, b) => a + b, 0),
+          Math.round(result.throughputPerSec),
+          result.offeredRatePerSec === null ? '—' : Math.round(result.offeredRatePerSec),
+          Math.round(result.achievedRatePerSec),
+        ],
+      ],
+    ),
+    '',
+  ];
+  const latencyRows: (string | number)[][] = [];
+  const row = (name: string, s: LoadResult['latency']) => {
+    if (s !== null) latencyRows.push([name, s.p50Us, s.p90Us, s.p99Us, s.p999Us, s.maxUs, s.meanUs]);
+  };
+  row(result.mode.kind === 'open' ? 'latency (from intended send)' : 'latency', result.latency);
+  row('send lag behind schedule', result.sendLag);
+  if (latencyRows.length > 0) {
+    lines.push(table(['µs', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean'], latencyRows));
+  } else {
+    lines.push('no request was answered: no latency to report');
+  }
+  const errorEntries = Object.entries(result.errors);
+  if (errorEntries.length > 0) {
+    lines.push(
+      '',
+      table(
+        ['error code', 'count'],
+        errorEntries.map(([code, count]) => [code, count]),
+      ),
+    );
+  }
+  const drops = Object.entries(result.client.drops).filter(([, count]) => count > 0);
+  if (drops.length > 0 || result.client.retransmits > 0 || result.client.lateReplies > 0) {
+    lines.push(
+      '',
+      `client: ${result.client.retransmits} retransmits, ${result.client.lateReplies} late replies` +
+        (drops.length > 0 ? `, dropped ${drops.map(([r, c]) => `${c} ${r}`).join(', ')}` : ''),
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Where the command's result goes: stdout by default (tests pass their own). */
+export interface LoadCommandOutput {
+  text(text: string): void;
+  json(document: unknown): void;
+}
+
+const STDOUT: LoadCommandOutput = { text: writeOut, json: writeJson };
+
+/** Runs the load and prints the result (stdout); progress and the seed go to stderr. */
+export async function loadCommand(
+  options: LoadCommandOptions,
+  output: LoadCommandOutput = STDOUT,
+): Promise<LoadResult> {
+  process.stderr.write(`ipipe load: seed ${options.seed}\n`);
+  const bar = progressBar(`loading ${options.target}`);
+  let result: LoadResult;
+  try {
+    result = await runLoad({
+      target: options.target,
+      actor: options.actor,
+      mode: options.mode,
+      payloadBytes: options.payloadBytes,
+      durationMs: options.durationMs,
+      warmupMs: options.warmupMs,
+      seed: options.seed,
+      timeoutMs: options.timeoutMs,
+      retries: options.retries,
+      onProgress: (fraction) => bar.update(fraction),
+    });
+  } finally {
+    bar.done();
+  }
+  if (options.json) output.json(loadDocument(result));
+  else output.text(renderLoad(result));
+  return result;
+}

@@ -1,0 +1,222 @@
+/**
+ * One core of a live domain (iPipe §4: a NIC or host core running handlers to completion): a
+ * worker thread that attaches its domain's DMO memory, imports the node's actor modules, and
+ * loops — take a work item from its ring, run the actor's handler on the shared heap, put the
+ * result (time taken, messages sent) on its result ring. It holds no actor state of its own:
+ * roots and timers live in each actor's heap (DmoStateStore), so any core can run any actor and a
+ * migration that moves the heap moves everything.
+ *
+ * The core blocks in `Atomics.wait` when its ring is empty (after a short spin), so an idle core
+ * costs nothing; a runaway handler is stopped by the controller terminating this thread.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { refOf } from '../../../actor/actor-ref.ts';
+import type { MessageCodec } from '../../../actor/codec.ts';
+import type { ActorLogger, PendingTimer, TimerId } from '../../../actor/context.ts';
+import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
+import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
+import { DmoDomain } from '../../../dmo/domain.ts';
+import { IpipeError } from '../../../errors.ts';
+import type { ActorId } from '../../../ids.ts';
+import { ActorInstance, type ActorPorts } from '../../../runtime/actor-instance.ts';
+import { DmoStateStore } from '../../../runtime/dmo-state-store.ts';
+import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
+import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
+import { wallNs } from './clock.ts';
+import {
+  FrameBuilder,
+  FrameReader,
+  OUT_REPLY,
+  OUT_SEND,
+  OUT_TIMER,
+  RESULT_DONE,
+  RESULT_FAILED,
+  WORK_EXEC,
+  WORK_FORGET,
+  WORK_STOP,
+  WORK_TIMER,
+} from './core-protocol.ts';
+
+export interface CoreWorkerData {
+  readonly entry: string;
+  readonly domainBuffer: SharedArrayBuffer;
+  readonly workRing: SharedArrayBuffer;
+  readonly resultRing: SharedArrayBuffer;
+  readonly catalog: readonly CatalogEntry[];
+  readonly core: number;
+  readonly spinIterations: number;
+}
+
+const data = workerData as CoreWorkerData;
+const domain = DmoDomain.attach(data.domainBuffer);
+const work = SpscRing.attach(data.workRing, { spinIterations: data.spinIterations });
+const results = SpscRing.attach(data.resultRing, { spinIterations: data.spinIterations });
+const definitions = await loadDefinitions(data.catalog);
+const byId = new Map<ActorId, { entry: CatalogEntry; definition: AnyActorDefinition }>();
+const byName = new Map<string, ActorId>();
+data.catalog.forEach((entry, index) => {
+  byId.set(entry.id, { entry, definition: definitions[index] as AnyActorDefinition });
+  byName.set(entry.name, entry.id);
+});
+
+// Tell the controller this core can take work (importing the actor modules can take a while,
+// and work sent before then would count against the watchdog).
+parentPort?.postMessage('ready');
+
+const out = new FrameBuilder();
+let outputs = 0;
+let outputsAt = 0;
+
+const log: ActorLogger = {
+  debug() {},
+  info() {},
+  warn(fields, message) {
+    process.stderr.write(`${JSON.stringify({ level: 'warn', core: data.core, ...fields, msg: message })}\n`);
+  },
+  error(fields, message) {
+    process.stderr.write(`${JSON.stringify({ level: 'error', core: data.core, ...fields, msg: message })}\n`);
+  },
+};
+
+function encodeFor(codec: MessageCodec<unknown>, message: unknown): void {
+  const at = out.reserveField(codec.sizeOf(message));
+  codec.encodeInto(message, out.bytes, at);
+}
+
+const ports: ActorPorts = {
+  now: wallNs,
+  route(_from, target, message, _sizeBytes, origin: Origin) {
+    const known = byId.get(target);
+    out.u8(OUT_SEND);
+    out.u32(target);
+    out.origin(origin);
+    // Unknown targets still travel (as an empty message): the controller counts the drop.
+    if (known) encodeFor(known.definition.messages, message);
+    else out.u32(0);
+    outputs++;
+  },
+  replyToClient(_from, origin: ClientOrigin, message, codec) {
+    out.u8(OUT_REPLY);
+    out.origin(origin);
+    encodeFor(codec, message);
+    outputs++;
+  },
+  codecOf(target) {
+    return byId.get(target)?.definition.messages;
+  },
+  armTimer(actor, timer: PendingTimer<unknown>) {
+    out.u8(OUT_TIMER);
+    out.u32(actor);
+    out.u32(timer.id);
+    out.f64(timer.dueAtNs);
+    outputs++;
+  },
+  lookup(name) {
+    const id = byName.get(name);
+    const known = id === undefined ? undefined : byId.get(id);
+    return known ? refOf(known.definition, known.entry.id, known.entry.name) : undefined;
+  },
+  log,
+};
+
+const instances = new Map<ActorId, ActorInstance>();
+
+function instanceOf(actor: ActorId): ActorInstance | undefined {
+  let instance = instances.get(actor);
+  if (instance) return instance;
+  const known = byId.get(actor);
+  const heap = domain.heapOf(actor);
+  if (!known || !heap) return undefined;
+  const store = DmoStateStore.open(heap, known.definition.messages);
+  instance = new ActorInstance(known.definition, actor, known.entry.name, heap, ports, store);
+  instance.markReady();
+  instances.set(actor, instance);
+  return instance;
+}
+
+function beginResult(tag: number): void {
+  out.reset();
+  out.u8(RESULT_DONE);
+  out.u32(tag);
+  out.f64(0); // exec ns, patched in finish
+  outputsAt = out.length;
+  out.u16(0); // outputs, patched in finish
+  outputs = 0;
+}
+
+function finishResult(execNs: number): void {
+  out.view.setFloat64(5, execNs, true);
+  out.view.setUint16(outputsAt, outputs, true);
+  publish(out.frame);
+}
+
+function failResult(tag: number, execNs: number, error: unknown): void {
+  out.reset();
+  out.u8(RESULT_FAILED);
+  out.u32(tag);
+  out.f64(execNs);
+  const code = error instanceof IpipeError ? error.code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
+  out.text(code, 1);
+  out.text(error instanceof Error ? error.message : String(error), 2);
+  publish(out.frame);
+}
+
+function publish(frame: Uint8Array): void {
+  if (results.tryWrite(frame)) return;
+  // Back-pressure: the controller is behind. Wait for room rather than drop a result.
+  results.write(frame);
+}
+
+const reader = new FrameReader();
+
+function handle(item: Uint8Array): boolean {
+  reader.reset(item);
+  const kind = reader.u8();
+  if (kind === WORK_STOP) return false;
+  if (kind === WORK_FORGET) {
+    instances.delete(reader.u32() as ActorId);
+    return true;
+  }
+  const tag = reader.u32();
+  const actor = reader.u32() as ActorId;
+  const started = performance.now();
+  beginResult(tag);
+  try {
+    const instance = instanceOf(actor);
+    if (!instance)
+      throw new IpipeError('IPIPE_ERR_ACTOR_UNKNOWN', `actor ${actor} has no heap in this domain`);
+    if (kind === WORK_EXEC) {
+      const origin = reader.origin();
+      const payload = reader.bytesField();
+      if (!reader.ok) throw new IpipeError('IPIPE_ERR_CODEC_DECODE', 'malformed work item');
+      const message = instance.definition.messages.decode(payload);
+      instance.exec(message, origin);
+    } else if (kind === WORK_TIMER) {
+      instance.fireTimer(reader.u32() as TimerId);
+    }
+    finishResult((performance.now() - started) * 1e6);
+  } catch (error) {
+    failResult(tag, (performance.now() - started) * 1e6, error);
+  }
+  return true;
+}
+
+for (;;) {
+  const length = work.peek();
+  if (length === RING_EMPTY) {
+    results.flush();
+    if (work.waitForData() === 'closed') break;
+    continue;
+  }
+  if (length === RING_CORRUPT) {
+    work.consume();
+    continue;
+  }
+  const keepGoing = handle(work.bytes.subarray(work.peekOffset, work.peekOffset + length));
+  work.consume();
+  // Publish results promptly when the queue is short; batch them while it is long.
+  if (!work.hasData()) results.flush();
+  if (!keepGoing) break;
+}
+results.flush();

@@ -1,0 +1,245 @@
+/**
+ * The cores of one live domain (NIC or host): worker threads, each with a work ring (controller →
+ * core) and a result ring (core → controller) over SharedArrayBuffers, plus the watchdog of
+ * iPipe §4.4: a core busy on one request longer than the limit is stopped (its thread
+ * terminated) and replaced, and the controller is told which request it was running so the
+ * actor can be deregistered and its requests answered with an error.
+ *
+ * The controller runs on the main thread. It learns of results through `Atomics.waitAsync` on
+ * each result ring (no polling, no postMessage), and sends work with a batched ring write.
+ */
+
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
+import { FrameBuilder, FrameReader, WORK_FORGET, WORK_STOP } from './core-protocol.ts';
+import type { CoreWorkerData } from './core-worker.ts';
+
+export interface DomainCoresOptions {
+  readonly domain: 'nic' | 'host';
+  readonly cores: number;
+  readonly domainBuffer: SharedArrayBuffer;
+  readonly catalog: readonly CatalogEntry[];
+  /** Bytes of each work and result ring. */
+  readonly ringBytes?: number;
+  /** Busy-wait iterations before a core sleeps (0: sleep at once; the wake-up then costs ~25–30 µs). */
+  readonly spinIterations?: number;
+  /** A request running longer than this stops its core (ms). */
+  readonly watchdogMs: number;
+  /** Called for every result a core publishes (the reader is positioned at its start). */
+  readonly onResult: (core: number, reader: FrameReader) => void;
+  /** The watchdog stopped `core` while it ran the work tagged `tag`; a fresh core is starting. */
+  readonly onWatchdog: (core: number, tag: number, busyMs: number) => void;
+  /** A replacement core is ready to take work. */
+  readonly onCoreReady?: (core: number) => void;
+}
+
+interface CoreSlot {
+  worker: Worker;
+  work: SpscRing;
+  results: SpscRing;
+  /** Tag of the request being run, −1 when idle. */
+  tag: number;
+  busySinceMs: number;
+  generation: number;
+  /** False while a replacement thread starts: the core takes no work. */
+  ready: boolean;
+  exited: Promise<void>;
+}
+
+const WORKER_BOOTSTRAP = fileURLToPath(new URL('./core-worker-bootstrap.mjs', import.meta.url));
+// From a clone the sources run under tsx (.ts); from a build, dist/ holds .js.
+const WORKER_ENTRY = new URL(
+  import.meta.url.endsWith('.ts') ? './core-worker.ts' : './core-worker.js',
+  import.meta.url,
+).href;
+
+export class DomainCores {
+  readonly domain: 'nic' | 'host';
+  readonly #options: DomainCoresOptions;
+  readonly #slots: CoreSlot[] = [];
+  readonly #reader = new FrameReader();
+  readonly #control = new FrameBuilder();
+  #watchdogTimer: NodeJS.Timeout | undefined;
+  #stopping = false;
+  /** Cores replaced after a watchdog expiry. */
+  replacedCores = 0;
+
+  constructor(options: DomainCoresOptions) {
+    this.domain = options.domain;
+    this.#options = options;
+  }
+
+  get count(): number {
+    return this.#slots.length;
+  }
+
+  async start(): Promise<void> {
+    const started: Promise<void>[] = [];
+    for (let core = 0; core < this.#options.cores; core++) started.push(this.#spawn(core));
+    await Promise.all(started);
+    const checkEveryMs = Math.max(1, Math.min(50, this.#options.watchdogMs / 4));
+    this.#watchdogTimer = setInterval(() => this.#checkWatchdog(), checkEveryMs);
+    this.#watchdogTimer.unref();
+  }
+
+  isBusy(core: number): boolean {
+    return (this.#slots[core]?.tag ?? -1) >= 0;
+  }
+
+  /** True when `core` can take work now (idle, and not being replaced). */
+  isAvailable(core: number): boolean {
+    const slot = this.#slots[core];
+    return slot?.ready && slot.tag < 0;
+  }
+
+  /**
+   * Hands `frame` (a work item for tag `tag`) to `core`. False when its ring is full (the caller
+   * keeps the request queued): back-pressure, never a drop.
+   */
+  send(core: number, tag: number, frame: Uint8Array): boolean {
+    const slot = this.#slots[core];
+    if (!slot?.ready || !slot.work.tryWrite(frame)) return false;
+    slot.work.flush();
+    slot.tag = tag;
+    slot.busySinceMs = performance.now();
+    return true;
+  }
+
+  /** Marks `core` idle (its result arrived). */
+  release(core: number): void {
+    const slot = this.#slots[core];
+    if (slot) slot.tag = -1;
+  }
+
+  /** Tells every core to drop its cached instance of `actor` (it moved, or its heap was replaced). */
+  forget(actor: number): void {
+    const frame = this.#control.reset();
+    frame.u8(WORK_FORGET);
+    frame.u32(actor);
+    for (const slot of this.#slots) {
+      if (slot.work.tryWrite(frame.frame)) slot.work.flush();
+      else slot.work.write(frame.frame);
+      slot.work.flush();
+    }
+  }
+
+  ringStats(): { readonly core: number; readonly workBytes: number; readonly resultBytes: number }[] {
+    return this.#slots.map((slot, core) => ({
+      core,
+      workBytes: slot.work.stats().occupancyBytes,
+      resultBytes: slot.results.stats().occupancyBytes,
+    }));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#watchdogTimer) clearInterval(this.#watchdogTimer);
+    const stop = new FrameBuilder();
+    stop.u8(WORK_STOP);
+    for (const slot of this.#slots) {
+      slot.work.tryWrite(stop.frame);
+      slot.work.flush();
+    }
+    await Promise.race([
+      Promise.all(this.#slots.map((slot) => slot.exited)),
+      new Promise((resolve) => setTimeout(resolve, 2_000).unref()),
+    ]);
+    await Promise.all(this.#slots.map((slot) => slot.worker.terminate()));
+    for (const slot of this.#slots) {
+      slot.work.close();
+      slot.results.close();
+    }
+  }
+
+  async #spawn(core: number): Promise<void> {
+    const ringBytes = this.#options.ringBytes ?? 1 << 20;
+    const spinIterations = this.#options.spinIterations ?? 2_000;
+    const work = SpscRing.create({ capacityBytes: ringBytes, spinIterations });
+    const results = SpscRing.create({ capacityBytes: ringBytes, spinIterations });
+    const data: CoreWorkerData = {
+      entry: WORKER_ENTRY,
+      domainBuffer: this.#options.domainBuffer,
+      workRing: work.buffer,
+      resultRing: results.buffer,
+      catalog: this.#options.catalog,
+      core,
+      spinIterations,
+    };
+    const worker = new Worker(WORKER_BOOTSTRAP, {
+      workerData: data,
+      name: `ipipe-${this.domain}-core-${core}`,
+    });
+    const previous = this.#slots[core];
+    const slot: CoreSlot = {
+      worker,
+      work,
+      results,
+      tag: -1,
+      busySinceMs: 0,
+      generation: (previous?.generation ?? -1) + 1,
+      ready: false,
+      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+    };
+    this.#slots[core] = slot;
+    worker.on('error', (error) => {
+      process.stderr.write(`ipipe: ${this.domain} core ${core} failed: ${error.message}\n`);
+    });
+    // 'online' comes before the worker has imported the actor modules; wait for its 'ready'.
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) =>
+        reject(new Error(`${this.domain} core ${core} exited with ${code} while starting`)),
+      );
+    });
+    slot.ready = true;
+    void this.#pump(core, slot);
+  }
+
+  /** Drains `slot`'s result ring whenever it has data, until the slot is replaced or stopped. */
+  async #pump(core: number, slot: CoreSlot): Promise<void> {
+    const reader = this.#reader;
+    for (;;) {
+      if (this.#slots[core] !== slot) return;
+      const length = slot.results.peek();
+      if (length === RING_EMPTY) {
+        const waited = await slot.results.waitForDataAsync(1_000);
+        if (waited === 'closed' || (this.#stopping && waited === 'timed-out')) return;
+        continue;
+      }
+      if (length === RING_CORRUPT) {
+        slot.results.consume();
+        continue;
+      }
+      reader.reset(slot.results.bytes.subarray(slot.results.peekOffset, slot.results.peekOffset + length));
+      try {
+        this.#options.onResult(core, reader);
+      } finally {
+        slot.results.consume();
+      }
+    }
+  }
+
+  #checkWatchdog(): void {
+    const now = performance.now();
+    for (let core = 0; core < this.#slots.length; core++) {
+      const slot = this.#slots[core] as CoreSlot;
+      if (slot.tag < 0) continue;
+      const busyMs = now - slot.busySinceMs;
+      if (busyMs <= this.#options.watchdogMs) continue;
+      const tag = slot.tag;
+      slot.tag = -1;
+      slot.ready = false;
+      this.replacedCores++;
+      // The handler cannot be interrupted in its thread: stop the thread, start a fresh core. The
+      // controller hears of it at once (the actor is stopped now); the core serves again when ready.
+      void slot.worker.terminate();
+      slot.work.close();
+      slot.results.close();
+      this.#options.onWatchdog(core, tag, busyMs);
+      void this.#spawn(core).then(() => this.#options.onCoreReady?.(core));
+    }
+  }
+}

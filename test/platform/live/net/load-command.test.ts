@@ -1,0 +1,179 @@
+/**
+ * `ipipe load` (src/platform/live/net/load-command.ts): every option parser refuses bad input with
+ * a UsageError that names the option; --rate and --closed are exclusive; --size is bounded by the
+ * frame limit; the command prints one JSON document with schemaVersion and unit-suffixed keys, or
+ * a table.
+ */
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isIpipeError } from '../../../../src/errors.ts';
+import { type EchoServer, startEchoServer } from '../../../../src/platform/live/net/echo-server.ts';
+import {
+  loadCommand,
+  parseActorId,
+  parseDurationMs,
+  parseLoadOptions,
+  parseLoadSeed,
+  parseOutstanding,
+  parsePayloadSize,
+  parseRate,
+  parseTarget,
+  resolveLoadMode,
+} from '../../../../src/platform/live/net/load-command.ts';
+
+function usage(pattern: RegExp) {
+  return (error: unknown) =>
+    isIpipeError(error, 'IPIPE_ERR_CLI_USAGE') && pattern.test((error as Error).message);
+}
+
+describe('load option parsers', () => {
+  it('parse good values', () => {
+    assert.equal(parseTarget(' 10.0.0.2:9000 '), '10.0.0.2:9000');
+    assert.equal(parseTarget('[::1]:80'), '[::1]:80');
+    assert.equal(parseRate('2500'), 2500);
+    assert.equal(parseRate('0.5'), 0.5);
+    assert.equal(parseOutstanding('64'), 64);
+    assert.equal(parsePayloadSize()('0'), 0);
+    assert.equal(parsePayloadSize()('1448'), 1448);
+    assert.equal(parsePayloadSize(9000)('8976'), 8976);
+    assert.equal(parseActorId('4294967295'), 0xffff_ffff);
+    assert.equal(parseLoadSeed('9007199254740991'), Number.MAX_SAFE_INTEGER);
+    assert.equal(parseDurationMs('--duration')('10s'), 10_000);
+    assert.equal(parseDurationMs('--duration')('500ms'), 500);
+    assert.equal(parseDurationMs('--duration')('250us'), 0.25);
+    assert.equal(parseDurationMs('--duration')('1.5s'), 1500);
+    assert.equal(parseDurationMs('--duration')('2m'), 120_000);
+    assert.equal(parseDurationMs('--warmup', true)('0'), 0);
+    assert.equal(parseDurationMs('--warmup', true)('0s'), 0);
+  });
+
+  it('refuse bad values, naming the option and the accepted form', () => {
+    assert.throws(() => parseTarget('localhost'), usage(/--target.*host:port/));
+    assert.throws(() => parseTarget('h:99999'), usage(/--target/));
+    assert.throws(() => parseRate('0'), usage(/--rate/));
+    assert.throws(() => parseRate('fast'), usage(/--rate/));
+    assert.throws(() => parseRate(''), usage(/--rate/));
+    assert.throws(() => parseOutstanding('0'), usage(/--closed must be an integer in \[1, 65536\]/));
+    assert.throws(() => parseOutstanding('1.5'), usage(/--closed/));
+    assert.throws(() => parsePayloadSize()('1449'), usage(/--size must be an integer in \[0, 1448\]/));
+    assert.throws(() => parsePayloadSize()('-1'), usage(/--size/));
+    assert.throws(() => parseActorId('4294967296'), usage(/--actor/));
+    assert.throws(() => parseLoadSeed('-1'), usage(/--seed/));
+    assert.throws(() => parseLoadSeed('9007199254740992'), usage(/--seed/));
+    assert.throws(() => parseDurationMs('--duration')('10'), usage(/--duration .*like 10s/));
+    assert.throws(() => parseDurationMs('--duration')('0s'), usage(/--duration/));
+    assert.throws(() => parseDurationMs('--duration')('25h'), usage(/--duration/));
+    assert.throws(() => parseDurationMs('--duration')('0'), usage(/--duration/));
+  });
+
+  it('make --rate and --closed mutually exclusive, and require one', () => {
+    assert.deepEqual(resolveLoadMode(100, undefined), { kind: 'open', ratePerSec: 100 });
+    assert.deepEqual(resolveLoadMode(undefined, 8), { kind: 'closed', outstanding: 8 });
+    assert.throws(() => resolveLoadMode(100, 8), usage(/mutually exclusive/));
+    assert.throws(() => resolveLoadMode(undefined, undefined), usage(/--rate R.*--closed N/));
+  });
+
+  it('assemble every option with defaults, drawing a fresh seed only when none is given', () => {
+    const options = parseLoadOptions({ target: '127.0.0.1:9', closed: '4' }, () => 1234);
+    assert.deepEqual(options, {
+      target: '127.0.0.1:9',
+      actor: 1,
+      mode: { kind: 'closed', outstanding: 4 },
+      payloadBytes: 64,
+      durationMs: 10_000,
+      warmupMs: 1_000,
+      seed: 1234,
+      timeoutMs: 1_000,
+      retries: 0,
+      json: false,
+    });
+    const explicit = parseLoadOptions(
+      {
+        target: '127.0.0.1:9',
+        rate: '300',
+        size: '100',
+        duration: '2s',
+        warmup: '0',
+        seed: '5',
+        actor: '7',
+        timeout: '50ms',
+        retries: '2',
+        json: true,
+      },
+      () => assert.fail('a seed was given'),
+    );
+    assert.deepEqual(explicit.mode, { kind: 'open', ratePerSec: 300 });
+    assert.equal(explicit.seed, 5);
+    assert.equal(explicit.warmupMs, 0);
+    assert.equal(explicit.timeoutMs, 50);
+    assert.throws(() => parseLoadOptions({ closed: '1' }, () => 1), usage(/--target/));
+    assert.throws(
+      () => parseLoadOptions({ target: 'a:1', rate: '5', closed: '1' }, () => 1),
+      usage(/mutually exclusive/),
+    );
+  });
+});
+
+describe('loadCommand', () => {
+  let server: EchoServer;
+  before(async () => {
+    server = await startEchoServer();
+  });
+  after(() => server.close());
+
+  // node:test reports on stdout, so the command writes to a sink here rather than to stdout.
+  async function capture(json: boolean): Promise<string> {
+    let out = '';
+    await loadCommand(options(json), {
+      text: (text) => {
+        out += `${text}\n`;
+      },
+      json: (document) => {
+        out += JSON.stringify(document);
+      },
+    });
+    return out;
+  }
+
+  const options = (json: boolean) =>
+    parseLoadOptions(
+      {
+        target: `127.0.0.1:${server.address.port}`,
+        closed: '4',
+        duration: '300ms',
+        warmup: '50ms',
+        seed: '3',
+        json,
+      },
+      () => 0,
+    );
+
+  it('--json prints one document with schemaVersion and units in its keys', async () => {
+    const out = await capture(true);
+    const document = JSON.parse(out) as Record<string, unknown>;
+    assert.equal(document['schemaVersion'], 1);
+    assert.equal(document['command'], 'load');
+    for (const key of [
+      'durationMs',
+      'warmupMs',
+      'throughputPerSec',
+      'achievedRatePerSec',
+      'sent',
+      'answered',
+    ]) {
+      assert.ok(key in document, `missing ${key}`);
+    }
+    const latency = document['latency'] as Record<string, number>;
+    assert.deepEqual(Object.keys(latency).sort(), ['maxUs', 'meanUs', 'p50Us', 'p90Us', 'p999Us', 'p99Us']);
+    assert.ok((document['answered'] as number) > 0);
+  });
+
+  it('prints a table by default', async () => {
+    const out = await capture(false);
+    assert.match(out, /closed loop, 4 outstanding/);
+    assert.match(out, /throughput req\/s/);
+    assert.match(out, /p99\.9/);
+    assert.match(out, /seed 3/);
+  });
+});
