@@ -177,6 +177,14 @@ export class ActorInstance {
     return this.#state;
   }
 
+  /**
+   * An instance opened on state another thread (or the other side) already initialised: ready
+   * without running `init` again.
+   */
+  markReady(): void {
+    if (this.#state === 'created') this.#state = 'ready';
+  }
+
   /** actor_init: runs `init` once, with no origin. */
   init(): void {
     if (this.#state !== 'created') return;

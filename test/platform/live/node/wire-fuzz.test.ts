@@ -55,14 +55,12 @@ const caseArb: fc.Arbitrary<Case> = fc.oneof(
         !decodeFrame(c.bytes).ok ||
         (decodeFrame(c.bytes) as { ok: true; frame: { targetActorId: number } }).frame.targetActorId !== ECHO,
     ),
-  fc
-    .nat({ max: HEADER_BYTES - 1 })
-    .map(
-      (length): Case => ({
-        bytes: frame('request', ECHO, new Uint8Array(4)).slice(0, length),
-        reason: 'short',
-      }),
-    ),
+  fc.nat({ max: HEADER_BYTES - 1 }).map(
+    (length): Case => ({
+      bytes: frame('request', ECHO, new Uint8Array(4)).slice(0, length),
+      reason: 'short',
+    }),
+  ),
   fc.uint8Array({ minLength: 1500, maxLength: 2000 }).map((bytes): Case => ({ bytes, reason: 'too-large' })),
   payload.map((p): Case => {
     const bytes = frame('request', ECHO, p);
