@@ -464,6 +464,7 @@ export class SpscRing {
 
   /** `waitForRoom` for a main-thread producer: `Atomics.waitAsync` on `HEAD`, no spinning. */
   async waitForRoomAsync(length: number, timeoutMs = Number.POSITIVE_INFINITY): Promise<RingWaitResult> {
+    this.#checkLength(length);
     const deadline = deadlineOf(timeoutMs);
     this.flush();
     for (;;) {
@@ -740,10 +741,15 @@ export class SpscRing {
     return ((this.#tail - this.#cachedHead) | 0) <= this.#capacity - this.#bytesNeeded(length);
   }
 
-  #reserve(length: number): number {
+  /** A message that can never fit is a caller's mistake, not back-pressure: it throws. */
+  #checkLength(length: number): void {
     if (!(length >= 0 && length <= this.#maxMessage)) {
       throw new ChannelMessageTooLargeError(length, this.#maxMessage);
     }
+  }
+
+  #reserve(length: number): number {
+    this.#checkLength(length);
     const recordBytes = RECORD_HEADER_BYTES + ((length + 7) & ~7);
     const index = this.#tail & this.#mask;
     const contiguous = this.#capacity - index;
@@ -772,9 +778,7 @@ export class SpscRing {
   }
 
   #waitForRoomUntil(length: number, deadline: number): RingWaitResult {
-    if (!(length >= 0 && length <= this.#maxMessage)) {
-      throw new ChannelMessageTooLargeError(length, this.#maxMessage);
-    }
+    this.#checkLength(length);
     this.flush();
     if (this.#hasRoom(length)) return 'ready';
     const control = this.#control;

@@ -91,7 +91,8 @@ export class DomainCores {
   /** True when `core` can take work now (idle, and not being replaced). */
   isAvailable(core: number): boolean {
     const slot = this.#slots[core];
-    return slot?.ready && slot.tag < 0;
+    if (!slot) return false;
+    return slot.ready && slot.tag < 0;
   }
 
   /**

@@ -110,11 +110,11 @@ test('bad datagrams are counted by reason and never stop the node from serving',
     }
   };
   const workers = Array.from({ length: 4 }, (_, lane) => worker(lane));
-  const total = () => [...node.drops.values()].reduce((a, b) => a + b, 0);
+  const total = () => [...node.nic.drops.values()].reduce((a, b) => a + b, 0);
   try {
     await fc.assert(
       fc.asyncProperty(fc.array(caseArb, { minLength: 1, maxLength: 15 }), async (cases) => {
-        const before = new Map(node.drops);
+        const before = new Map(node.nic.drops);
         const expected = new Map<string, number>();
         for (const c of cases) {
           expected.set(c.reason, (expected.get(c.reason) ?? 0) + 1);
@@ -127,7 +127,7 @@ test('bad datagrams are counted by reason and never stop the node from serving',
           await new Promise((resolve) => setTimeout(resolve, 1));
         }
         for (const [reason, count] of expected) {
-          assert.equal((node.drops.get(reason) ?? 0) - (before.get(reason) ?? 0), count, reason);
+          assert.equal((node.nic.drops.get(reason) ?? 0) - (before.get(reason) ?? 0), count, reason);
         }
       }),
       { numRuns: 80, seed: 4_242 },

@@ -1,0 +1,178 @@
+/**
+ * One side's end of the NIC↔host channel, as the domain controllers use it: typed messages over
+ * any `MessageChannel` (shared-memory rings in one process, TCP across processes), in order,
+ * never dropped — when the channel is full, messages wait in a local backlog and go out as room
+ * appears (back-pressure reaches the sender as latency, not loss).
+ *
+ *   REQUEST  [1][actor u32][timer id u32][origin…][payload]        run this on the actor (or fire its timer)
+ *   REPLY    [2][actor u32][origin…][reply]                       host → NIC: answer a client
+ *   ERROR    [3][actor u32][origin…][code][message]               host → NIC: refuse a client
+ *   MIGRATE  [4][actor u32]                                       NIC → host: the actor leaves the host
+ *   IMAGE    [5][actor u32][total u32][offset u32][chunk]         the actor's DMO region, in pieces
+ *   ADOPTED  [6][actor u32]                                       the image was adopted: let go
+ *   DONE     [7][actor u32][exec ns f64]                          host → NIC: a request ran (statistics)
+ *   STOP     [8][actor u32][reason]                               NIC → host: the actor is deregistered
+ */
+
+import type { Origin } from '../../../actor/envelope.ts';
+import type { ActorId } from '../../../ids.ts';
+import type { MessageChannel } from '../channel/channel.ts';
+import { FrameBuilder, FrameReader } from './core-protocol.ts';
+
+export const LINK_REQUEST = 1;
+export const LINK_REPLY = 2;
+export const LINK_ERROR = 3;
+export const LINK_MIGRATE = 4;
+export const LINK_IMAGE = 5;
+export const LINK_ADOPTED = 6;
+export const LINK_DONE = 7;
+export const LINK_STOP = 8;
+
+export class ChannelLink {
+  readonly #channel: MessageChannel;
+  readonly #out = new FrameBuilder();
+  readonly #reader = new FrameReader();
+  readonly #backlog: Uint8Array[] = [];
+  #draining = false;
+  #unsubscribe: (() => void) | undefined;
+  /** Bytes handed to the channel. */
+  sentBytes = 0;
+  /** Messages that failed their checksum or framing and were dropped. */
+  corrupt = 0;
+
+  constructor(channel: MessageChannel) {
+    this.#channel = channel;
+  }
+
+  /** Largest message the channel takes (image chunks are cut to fit). */
+  get maxMessageBytes(): number {
+    return 'maxMessageBytes' in this.#channel
+      ? (this.#channel as { maxMessageBytes: number }).maxMessageBytes
+      : 1 << 20;
+  }
+
+  /** Starts delivering received messages to `handler` (called with a reader positioned after the kind). */
+  listen(handler: (kind: number, actor: ActorId, reader: FrameReader) => void): void {
+    const drain = () => {
+      for (;;) {
+        let message: Uint8Array | null;
+        try {
+          message = this.#channel.receive();
+        } catch {
+          this.corrupt++;
+          continue;
+        }
+        if (message === null) return;
+        const reader = this.#reader.reset(message);
+        const kind = reader.u8();
+        const actor = reader.u32() as ActorId;
+        if (!reader.ok) {
+          this.corrupt++;
+          continue;
+        }
+        handler(kind, actor, reader);
+      }
+    };
+    this.#unsubscribe = this.#channel.onReadable(drain);
+    drain();
+  }
+
+  request(actor: ActorId, timerId: number, origin: Origin, payload: Uint8Array): void {
+    const out = this.#begin(LINK_REQUEST, actor);
+    out.u32(timerId);
+    out.origin(origin);
+    out.bytesField(payload);
+    this.#send();
+  }
+
+  reply(actor: ActorId, origin: Origin, reply: Uint8Array): void {
+    const out = this.#begin(LINK_REPLY, actor);
+    out.origin(origin);
+    out.bytesField(reply);
+    this.#send();
+  }
+
+  error(actor: ActorId, origin: Origin, code: string, message: string): void {
+    const out = this.#begin(LINK_ERROR, actor);
+    out.origin(origin);
+    out.text(code, 1);
+    out.text(message, 2);
+    this.#send();
+  }
+
+  control(kind: typeof LINK_MIGRATE | typeof LINK_ADOPTED, actor: ActorId): void {
+    this.#begin(kind, actor);
+    this.#send();
+  }
+
+  stop(actor: ActorId, reason: string): void {
+    const out = this.#begin(LINK_STOP, actor);
+    out.text(reason, 2);
+    this.#send();
+  }
+
+  done(actor: ActorId, execNs: number): void {
+    const out = this.#begin(LINK_DONE, actor);
+    out.f64(execNs);
+    this.#send();
+  }
+
+  /** Sends a region image in chunks that fit the channel. */
+  image(actor: ActorId, image: Uint8Array): void {
+    const chunkBytes = Math.max(4_096, this.maxMessageBytes - 64);
+    for (let offset = 0; offset < image.length || offset === 0; offset += chunkBytes) {
+      const chunk = image.subarray(offset, Math.min(image.length, offset + chunkBytes));
+      const out = this.#begin(LINK_IMAGE, actor);
+      out.u32(image.length);
+      out.u32(offset);
+      out.bytesField(chunk);
+      this.#send();
+      if (image.length === 0) break;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#unsubscribe?.();
+    await this.#channel.close();
+  }
+
+  #begin(kind: number, actor: ActorId): FrameBuilder {
+    const out = this.#out.reset();
+    out.u8(kind);
+    out.u32(actor);
+    return out;
+  }
+
+  #send(): void {
+    const frame = this.#out.frame;
+    this.sentBytes += frame.length;
+    if (this.#backlog.length === 0 && this.#channel.send(frame)) {
+      this.#channel.flush();
+      return;
+    }
+    // Full: keep the message (a copy: the builder is reused) and resend in order as room appears.
+    this.#backlog.push(frame.slice());
+    this.#channel.flush();
+    void this.#drainBacklog();
+  }
+
+  async #drainBacklog(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#backlog.length > 0) {
+        const next = this.#backlog[0] as Uint8Array;
+        if (this.#channel.send(next)) {
+          this.#backlog.shift();
+          continue;
+        }
+        this.#channel.flush();
+        const waited = await this.#channel.waitForRoom(1_000);
+        if (waited === 'closed') return;
+      }
+      this.#channel.flush();
+    } finally {
+      this.#draining = false;
+    }
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * The host domain of a live node (iPipe §4.2, "host side"): worker-thread cores with one queue
+ * each, requests steered to them by actor (an exclusive actor always to the same core — its exec
+ * lock for free — the others to the shortest queue), pinned actors (storage) living here. It
+ * talks to the NIC domain only through the channel, so it runs in the NIC's process or, over
+ * TCP, in the host's own process while the NIC domain runs on the card.
+ */
+
+import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
+import type { Origin } from '../../../actor/envelope.ts';
+import { Mailbox } from '../../../actor/mailbox.ts';
+import { DmoDomain } from '../../../dmo/domain.ts';
+import { ImageAssembler, regionImageSize, writeRegionImage } from '../../../dmo/region-image.ts';
+import type { ActorId } from '../../../ids.ts';
+import type { Domain } from '../../../sched/types.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
+import { initialiseActor } from './actor-init.ts';
+import {
+  type ChannelLink,
+  LINK_ADOPTED,
+  LINK_IMAGE,
+  LINK_MIGRATE,
+  LINK_REQUEST,
+  LINK_STOP,
+} from './channel-link.ts';
+import { wallNs } from './clock.ts';
+import {
+  type CoreOutput,
+  FrameBuilder,
+  type FrameReader,
+  RESULT_DONE,
+  RESULT_FAILED,
+  readOutputs,
+} from './core-protocol.ts';
+import { DomainCores } from './domain-cores.ts';
+import { LiveRequest } from './live-request.ts';
+
+export interface HostControllerOptions {
+  readonly catalog: readonly CatalogEntry[];
+  readonly definitions: ReadonlyMap<ActorId, AnyActorDefinition>;
+  /** Where each actor starts. */
+  readonly initialDomain: ReadonlyMap<ActorId, Domain>;
+  readonly cores: number;
+  readonly regionBytes: number;
+  readonly maxActors: number;
+  readonly watchdogMs: number;
+  readonly ringBytes: number;
+}
+
+export class HostController {
+  readonly domain: DmoDomain;
+  readonly #options: HostControllerOptions;
+  readonly #link: ChannelLink;
+  readonly #cores: DomainCores;
+  readonly #queues: Mailbox<LiveRequest>[] = [];
+  readonly #running: (LiveRequest | null)[] = [];
+  /** Actors whose heap is on the host. */
+  readonly #resident = new Set<ActorId>();
+  /** Actors moving to the NIC: their requests still queued here run first; nothing new is taken. */
+  readonly #leaving = new Set<ActorId>();
+  readonly #stopped = new Set<ActorId>();
+  readonly #assembling = new Map<ActorId, ImageAssembler>();
+  readonly #work = new FrameBuilder();
+  readonly executed = new Map<ActorId, number>();
+
+  private constructor(options: HostControllerOptions, link: ChannelLink) {
+    this.#options = options;
+    this.#link = link;
+    this.domain = DmoDomain.create({
+      regionBytes: options.regionBytes,
+      maxActors: options.maxActors,
+      shared: true,
+    });
+    for (let core = 0; core < options.cores; core++) {
+      this.#queues.push(new Mailbox<LiveRequest>());
+      this.#running.push(null);
+    }
+    this.#cores = new DomainCores({
+      domain: 'host',
+      cores: options.cores,
+      domainBuffer: this.domain.buffer as SharedArrayBuffer,
+      catalog: options.catalog,
+      ringBytes: options.ringBytes,
+      watchdogMs: options.watchdogMs,
+      onResult: (core, reader) => this.#result(core, reader),
+      onWatchdog: (core) => this.#watchdog(core),
+      onCoreReady: (core) => this.#pump(core),
+    });
+  }
+
+  static async start(options: HostControllerOptions, link: ChannelLink): Promise<HostController> {
+    const host = new HostController(options, link);
+    const initOutputs: [ActorId, CoreOutput[]][] = [];
+    for (const entry of options.catalog) {
+      if (options.initialDomain.get(entry.id) !== 'host') continue;
+      const definition = options.definitions.get(entry.id) as AnyActorDefinition;
+      initOutputs.push([
+        entry.id,
+        initialiseActor(host.domain, entry.id, entry.name, definition, options.definitions),
+      ]);
+      host.#resident.add(entry.id);
+    }
+    await host.#cores.start();
+    link.listen((kind, actor, reader) => host.#onLink(kind, actor, reader));
+    for (const [actor, outputs] of initOutputs) for (const output of outputs) host.#route(output, actor);
+    return host;
+  }
+
+  get busy(): boolean {
+    return this.#running.some((r) => r !== null) || this.#queues.some((q) => !q.isEmpty());
+  }
+
+  async stop(): Promise<void> {
+    await this.#cores.stop();
+  }
+
+  get replacedCores(): number {
+    return this.#cores.replacedCores;
+  }
+
+  // ── from the NIC ─────────────────────────────────────────────────────────────────────────────
+
+  #onLink(kind: number, actor: ActorId, reader: FrameReader): void {
+    if (kind === LINK_REQUEST) {
+      const timerId = reader.u32();
+      const origin = reader.origin();
+      const payload = reader.bytesField().slice();
+      this.#accept(new LiveRequest(actor, origin, payload, timerId));
+    } else if (kind === LINK_MIGRATE) {
+      // The actor leaves: run what is already queued for it, then send its image.
+      this.#leaving.add(actor);
+      this.#maybeSendImage(actor);
+    } else if (kind === LINK_IMAGE) {
+      this.#receiveImage(actor, reader);
+    } else if (kind === LINK_ADOPTED) {
+      // The NIC adopted the actor we sent: let go of our copy.
+      this.#leaving.delete(actor);
+      this.#resident.delete(actor);
+      this.domain.releaseHeap(actor);
+      this.#cores.forget(actor);
+    } else if (kind === LINK_STOP) {
+      this.#stopped.add(actor);
+    }
+  }
+
+  /** A request for an actor: run it here if the actor lives here; else it goes back to the NIC. */
+  #accept(request: LiveRequest): void {
+    const actor = request.actor;
+    if (this.#stopped.has(actor)) {
+      this.#refuse(request.origin, actor, 'IPIPE_ERR_ACTOR_DEREGISTERED', `actor ${actor} was stopped`);
+      return;
+    }
+    if (!this.#resident.has(actor) || this.#leaving.has(actor)) {
+      this.#link.request(actor, request.timerId, request.origin, request.payload);
+      return;
+    }
+    let core = actor % this.#queues.length;
+    if (!(this.#options.definitions.get(actor)?.exclusive ?? true)) {
+      let shortest = Number.POSITIVE_INFINITY;
+      for (let c = 0; c < this.#queues.length; c++) {
+        const length = (this.#queues[c] as Mailbox<LiveRequest>).length + (this.#running[c] ? 1 : 0);
+        if (length < shortest) {
+          shortest = length;
+          core = c;
+        }
+      }
+    }
+    (this.#queues[core] as Mailbox<LiveRequest>).push(request);
+    this.#pump(core);
+  }
+
+  #refuse(origin: Origin, actor: ActorId, code: string, message: string): void {
+    if (origin.kind === 'client') this.#link.error(actor, origin, code, message);
+  }
+
+  // ── cores ────────────────────────────────────────────────────────────────────────────────────
+
+  #pump(core: number): void {
+    if (this.#running[core] || !this.#cores.isAvailable(core)) return;
+    const request = (this.#queues[core] as Mailbox<LiveRequest>).shift();
+    if (!request) return;
+    if (this.#stopped.has(request.actor)) {
+      this.#refuse(
+        request.origin,
+        request.actor,
+        'IPIPE_ERR_ACTOR_DEREGISTERED',
+        `actor ${request.actor} was stopped`,
+      );
+      this.#pump(core);
+      return;
+    }
+    this.#running[core] = request;
+    this.#cores.send(core, core, request.workFrame(this.#work));
+  }
+
+  #result(core: number, reader: FrameReader): void {
+    const request = this.#running[core];
+    this.#running[core] = null;
+    this.#cores.release(core);
+    if (!request) return;
+    const kind = reader.u8();
+    reader.u32();
+    const execNs = reader.f64();
+    this.executed.set(request.actor, (this.executed.get(request.actor) ?? 0) + 1);
+    this.#link.done(request.actor, execNs);
+    if (kind === RESULT_FAILED) {
+      this.#refuse(request.origin, request.actor, reader.text(1), reader.text(2));
+    } else if (kind === RESULT_DONE) {
+      const outputs = readOutputs(reader, reader.u16());
+      for (const output of outputs ?? []) this.#route(output, request.actor);
+    }
+    if (this.#leaving.has(request.actor)) this.#maybeSendImage(request.actor);
+    this.#pump(core);
+  }
+
+  #route(output: CoreOutput, from: ActorId): void {
+    if (output.kind === 'reply') {
+      if (output.origin.kind === 'client') this.#link.reply(from, output.origin, output.message);
+      return;
+    }
+    if (output.kind === 'timer') {
+      const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
+      setTimeout(
+        () =>
+          this.#accept(new LiveRequest(output.actor, { kind: 'none' }, new Uint8Array(0), output.timerId)),
+        delayMs,
+      ).unref();
+      return;
+    }
+    this.#accept(new LiveRequest(output.target, output.origin, output.message, 0));
+  }
+
+  #watchdog(core: number): void {
+    const request = this.#running[core];
+    this.#running[core] = null;
+    if (!request) return;
+    const actor = request.actor;
+    this.#stopped.add(actor);
+    const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
+    this.#refuse(
+      request.origin,
+      actor,
+      'IPIPE_ERR_ACTOR_DEREGISTERED',
+      `actor ${actor} was deregistered: ${reason}`,
+    );
+    this.#link.stop(actor, reason);
+  }
+
+  // ── migration ────────────────────────────────────────────────────────────────────────────────
+
+  /** Ready (host → NIC): nothing of the actor runs or waits here; send its region (Gone). */
+  #maybeSendImage(actor: ActorId): void {
+    if (this.#running.some((r) => r?.actor === actor)) return;
+    if (this.#queues.some((q) => q.toArray().some((r) => r.actor === actor))) return;
+    const heap = this.domain.heapOf(actor);
+    if (!heap) return;
+    const image = new Uint8Array(regionImageSize(heap));
+    writeRegionImage(heap, image, 0);
+    this.#link.image(actor, image);
+  }
+
+  /** NIC → host: adopt the region, then tell the NIC to let go and hand over what it buffered. */
+  #receiveImage(actor: ActorId, reader: FrameReader): void {
+    reader.u32(); // total, checked by the assembler against the image header
+    reader.u32(); // offset: chunks arrive in order over the FIFO channel
+    const chunk = reader.bytesField();
+    let assembler = this.#assembling.get(actor);
+    if (!assembler) {
+      assembler = new ImageAssembler(this.domain, actor, {
+        exclusive: this.#options.definitions.get(actor)?.exclusive ?? true,
+      });
+      this.#assembling.set(actor, assembler);
+    }
+    assembler.push(chunk);
+    if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
+    this.#assembling.delete(actor);
+    assembler.finish();
+    this.#resident.add(actor);
+    this.#leaving.delete(actor);
+    this.#stopped.delete(actor);
+    this.#link.control(LINK_ADOPTED, actor);
+  }
+}

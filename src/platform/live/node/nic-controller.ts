@@ -1,0 +1,650 @@
+/**
+ * The NIC domain of a live iPipe node (§3–4): the UDP wire, the traffic manager's checks, the
+ * HybridScheduler over worker-thread NIC cores (FCFS and DRR roles, the management core's
+ * decisions), and the initiator of every migration. It reaches the host domain only through the
+ * channel (ChannelLink), so the host can run in this process or in another.
+ *
+ *   UDP ─▶ wire checks, dedup ─▶ HybridScheduler ─▶ NIC cores (workers) ─▶ replies ─▶ UDP
+ *                                   │ forward (actor on the host)
+ *                                   ▼ channel ─▶ host domain ─▶ replies come back over the channel
+ *
+ * Migration in the paper's four phases: Prepare (the scheduler buffers the actor's requests),
+ * Ready (nothing of it runs on its old side; for an actor leaving the host, the host signals it by
+ * sending the image), Gone (the actor's DMO region crosses the channel as an image and is adopted
+ * on the other side), Clean (the buffered requests go to the new side).
+ */
+
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { ActorTable } from '../../../actor/actor-table.ts';
+import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
+import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
+import { DmoDomain } from '../../../dmo/domain.ts';
+import { ImageAssembler, regionImageSize, writeRegionImage } from '../../../dmo/region-image.ts';
+import { ConfigError } from '../../../errors.ts';
+import { type ActorId, nodeId } from '../../../ids.ts';
+import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
+import type { SchedulerSettings } from '../../../sched/settings.ts';
+import type { Decision, Domain } from '../../../sched/types.ts';
+import { encodeErrorBody, encodeFrame, FrameView, HEADER_BYTES, readFrameInto } from '../net/wire.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
+import { initialiseActor } from './actor-init.ts';
+import {
+  type ChannelLink,
+  LINK_ADOPTED,
+  LINK_DONE,
+  LINK_ERROR,
+  LINK_IMAGE,
+  LINK_MIGRATE,
+  LINK_REPLY,
+  LINK_REQUEST,
+  LINK_STOP,
+} from './channel-link.ts';
+import { wallNs } from './clock.ts';
+import {
+  type CoreOutput,
+  FrameBuilder,
+  type FrameReader,
+  RESULT_DONE,
+  RESULT_FAILED,
+  readOutputs,
+} from './core-protocol.ts';
+import { DomainCores } from './domain-cores.ts';
+import { LiveRequest } from './live-request.ts';
+
+export interface NicControllerOptions {
+  readonly catalog: readonly CatalogEntry[];
+  readonly definitions: ReadonlyMap<ActorId, AnyActorDefinition>;
+  readonly initialDomain: ReadonlyMap<ActorId, Domain>;
+  readonly cores: number;
+  readonly port: number;
+  readonly address: string;
+  readonly policy: SchedulerPolicy;
+  readonly scheduler: Partial<SchedulerSettings>;
+  readonly regionBytes: number;
+  readonly maxActors: number;
+  readonly watchdogMs: number;
+  readonly ingressLimit: number;
+  readonly maxFrameBytes: number;
+  readonly ringBytes: number;
+}
+
+/** One completed live migration, phase by phase. */
+export interface LiveMigrationRecord {
+  readonly actor: ActorId;
+  readonly name: string;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  readonly stateBytes: number;
+  readonly bufferedRequests: number;
+  readonly phasesMs: {
+    readonly prepare: number;
+    readonly ready: number;
+    readonly gone: number;
+    readonly clean: number;
+  };
+}
+
+interface MigrationState {
+  readonly actor: ActorId;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  readonly startedMs: number;
+  readyMs: number;
+  goneMs: number;
+  stateBytes: number;
+  assembler: ImageAssembler | null;
+  readonly done: (record: LiveMigrationRecord) => void;
+}
+
+const DEDUP_ENTRIES = 65_536;
+
+export class NicController {
+  readonly table = new ActorTable();
+  readonly scheduler: HybridScheduler<LiveRequest>;
+  readonly domain: DmoDomain;
+  /** Frames and requests refused, by reason (the wire's reasons and the node's own). */
+  readonly drops = new Map<string, number>();
+  readonly executed = new Map<ActorId, { nic: number; host: number }>();
+  readonly migrations: LiveMigrationRecord[] = [];
+  readonly decisions: Decision[] = [];
+  /** Milliseconds from arrival at the NIC to the reply leaving it, per actor (for metrics). */
+  onReplyLatency: ((actor: ActorId, seconds: number) => void) | undefined;
+  requests = 0;
+  replies = 0;
+  errorReplies = 0;
+  duplicates = 0;
+  readonly #options: NicControllerOptions;
+  readonly #link: ChannelLink;
+  readonly #cores: DomainCores;
+  readonly #running: (LiveRequest | null)[] = [];
+  readonly #clientIds = new Map<string, number>();
+  readonly #dedup = new Map<string, Uint8Array | null>();
+  readonly #arrivals = new Map<string, number>();
+  readonly #migrating = new Map<ActorId, MigrationState>();
+  readonly #work = new FrameBuilder();
+  readonly #frame = new FrameView();
+  #socket: Socket | undefined;
+  #manageTimer: NodeJS.Timeout | undefined;
+  #stopping = false;
+
+  private constructor(options: NicControllerOptions, link: ChannelLink) {
+    this.#options = options;
+    this.#link = link;
+    this.domain = DmoDomain.create({
+      regionBytes: options.regionBytes,
+      maxActors: options.maxActors,
+      shared: true,
+    });
+    this.scheduler = new HybridScheduler<LiveRequest>({
+      cores: options.cores,
+      policy: options.policy,
+      settings: options.scheduler,
+      nameOf: (id) => this.table.lookup(id)?.name ?? `actor ${id}`,
+    });
+    for (let core = 0; core < options.cores; core++) this.#running.push(null);
+    this.#cores = new DomainCores({
+      domain: 'nic',
+      cores: options.cores,
+      domainBuffer: this.domain.buffer as SharedArrayBuffer,
+      catalog: options.catalog,
+      ringBytes: options.ringBytes,
+      watchdogMs: options.watchdogMs,
+      onResult: (core, reader) => this.#result(core, reader),
+      onWatchdog: (core) => this.#watchdog(core),
+      onCoreReady: () => this.#pump(),
+    });
+  }
+
+  static async start(options: NicControllerOptions, link: ChannelLink): Promise<NicController> {
+    const nic = new NicController(options, link);
+    await nic.#start();
+    return nic;
+  }
+
+  get address(): { readonly address: string; readonly port: number } {
+    const bound = this.#socket?.address();
+    return { address: bound?.address ?? this.#options.address, port: bound?.port ?? 0 };
+  }
+
+  get replacedCores(): number {
+    return this.#cores.replacedCores;
+  }
+
+  ringStats(): ReturnType<DomainCores['ringStats']> {
+    return this.#cores.ringStats();
+  }
+
+  domainOf(actor: ActorId): Domain | 'migrating' {
+    const mode = this.scheduler.modeOf(actor);
+    return mode === 'migrating' ? 'migrating' : mode === 'host' ? 'host' : 'nic';
+  }
+
+  /** Moves an actor in four phases; resolves once its buffered requests are handed over. */
+  migrate(actor: ActorId, to: Domain, trigger = 'forced'): Promise<LiveMigrationRecord> {
+    return new Promise((resolve, reject) => {
+      try {
+        this.#beginMigration(actor, to, trigger, resolve);
+      } catch (error) {
+        reject(error);
+      }
+    });
+  }
+
+  /** Stops taking requests: the socket answers refusals until closed. */
+  beginStop(): void {
+    this.#stopping = true;
+  }
+
+  get idle(): boolean {
+    return this.scheduler.heldRequests() === 0 && this.#migrating.size === 0;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#manageTimer) clearInterval(this.#manageTimer);
+    await this.#cores.stop();
+    await new Promise<void>((resolve) => {
+      if (this.#socket) this.#socket.close(() => resolve());
+      else resolve();
+    });
+  }
+
+  // ── start-up ─────────────────────────────────────────────────────────────────────────────────
+
+  async #start(): Promise<void> {
+    const o = this.#options;
+    const initOutputs: [ActorId, CoreOutput[]][] = [];
+    for (const entry of o.catalog) {
+      const definition = o.definitions.get(entry.id) as AnyActorDefinition;
+      const domain = o.initialDomain.get(entry.id) ?? 'nic';
+      this.table.register({
+        definition,
+        location: { domain, node: nodeId(0) },
+        id: entry.id,
+        name: entry.name,
+      });
+      this.scheduler.addActor({
+        id: entry.id,
+        placement: definition.placement,
+        exclusive: definition.exclusive,
+        domain,
+      });
+      if (domain === 'nic') {
+        initOutputs.push([
+          entry.id,
+          initialiseActor(this.domain, entry.id, entry.name, definition, o.definitions),
+        ]);
+      }
+    }
+    await this.#cores.start();
+    this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
+    for (const [actor, outputs] of initOutputs) for (const output of outputs) this.#route(output, actor);
+    this.#manageTimer = setInterval(() => {
+      this.#apply(this.scheduler.manage(wallNs()));
+      this.#pump();
+    }, 1);
+    this.#manageTimer.unref();
+    const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
+    this.#socket = socket;
+    socket.on('message', (message, remote) => this.#onDatagram(message, remote));
+    socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(o.port, o.address, () => {
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  // ── the wire ─────────────────────────────────────────────────────────────────────────────────
+
+  #drop(reason: string): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
+  }
+
+  #onDatagram(message: Buffer, remote: RemoteInfo): void {
+    const bytes = new Uint8Array(message.buffer, message.byteOffset, message.byteLength);
+    const frame = this.#frame;
+    const refused = readFrameInto(bytes, frame, this.#options.maxFrameBytes);
+    if (refused !== undefined) {
+      this.#drop(refused);
+      return;
+    }
+    if (frame.kind !== 'request') {
+      this.#drop('unexpected-kind');
+      return;
+    }
+    this.requests++;
+    const target = frame.targetActorId as ActorId;
+    this.#clientIds.set(`${remote.address}:${remote.port}`, frame.clientId);
+    const origin: ClientOrigin = {
+      kind: 'client',
+      endpoint: { address: remote.address, port: remote.port },
+      requestId: frame.requestId,
+    };
+    // A retransmission of a request we already have: answer from the cache, never run it twice.
+    const dedupKey = `${frame.clientId}/${frame.requestId}`;
+    if (this.#dedup.has(dedupKey)) {
+      this.duplicates++;
+      const cached = this.#dedup.get(dedupKey);
+      if (cached) this.#socket?.send(cached, remote.port, remote.address);
+      return;
+    }
+    if (this.#stopping) {
+      this.#errorToClient(origin, target, 'IPIPE_ERR_NODE_STOPPED', 'the node is shutting down');
+      return;
+    }
+    if (!this.table.has(target)) {
+      this.#drop('unknown-actor');
+      this.#errorToClient(origin, target, 'IPIPE_ERR_ACTOR_UNKNOWN', `no actor ${target} on this node`);
+      return;
+    }
+    if (this.scheduler.heldRequests() >= this.#options.ingressLimit) {
+      this.#drop('ingress-full');
+      this.#errorToClient(origin, target, 'IPIPE_ERR_NODE_OVERLOADED', 'the NIC queue is full; retry later');
+      return;
+    }
+    this.#remember(dedupKey, null);
+    const payload = bytes.slice(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    const request = new LiveRequest(target, origin, payload, 0, dedupKey);
+    this.#arrivals.set(dedupKey, performance.now());
+    this.scheduler.arrive(request, request.arrivalNs);
+    this.#pump();
+  }
+
+  #remember(key: string, reply: Uint8Array | null): void {
+    this.#dedup.set(key, reply);
+    if (this.#dedup.size > DEDUP_ENTRIES) {
+      const oldest = this.#dedup.keys().next().value;
+      if (oldest !== undefined) this.#dedup.delete(oldest);
+    }
+  }
+
+  #replyToClient(
+    origin: ClientOrigin,
+    actor: ActorId,
+    reply: Uint8Array,
+    kind: 'reply' | 'error' = 'reply',
+  ): void {
+    const clientId = this.#clientIds.get(`${origin.endpoint.address}:${origin.endpoint.port}`) ?? 0;
+    const frame = new Uint8Array(HEADER_BYTES + reply.length);
+    encodeFrame(
+      frame,
+      { kind, targetActorId: actor, requestId: origin.requestId, clientId },
+      reply,
+      0,
+      Math.max(this.#options.maxFrameBytes, frame.length),
+    );
+    if (kind === 'reply') this.replies++;
+    else this.errorReplies++;
+    const key = `${clientId}/${origin.requestId}`;
+    if (this.#dedup.has(key)) this.#dedup.set(key, frame);
+    const arrived = this.#arrivals.get(key);
+    if (arrived !== undefined) {
+      this.#arrivals.delete(key);
+      this.onReplyLatency?.(actor, (performance.now() - arrived) / 1000);
+    }
+    this.#socket?.send(frame, origin.endpoint.port, origin.endpoint.address);
+  }
+
+  #errorToClient(origin: Origin, actor: ActorId, code: string, message: string): void {
+    if (origin.kind !== 'client') return;
+    const body = new Uint8Array(Math.min(1024, this.#options.maxFrameBytes - HEADER_BYTES));
+    const safeCode = /^[\x21-\x7e]{1,255}$/.test(code) ? code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
+    const length = encodeErrorBody(body, 0, safeCode, message);
+    this.#replyToClient(origin, actor, body.subarray(0, length), 'error');
+  }
+
+  // ── cores ────────────────────────────────────────────────────────────────────────────────────
+
+  #pump(): void {
+    const now = wallNs();
+    for (let core = 0; core < this.#running.length; core++) {
+      if (!this.scheduler.hasQueuedWork()) return;
+      while (this.#running[core] === null && this.#cores.isAvailable(core)) {
+        const role = this.scheduler.roleOf(core);
+        const work = role === 'fcfs' ? this.scheduler.takeFcfs(core, now) : this.scheduler.takeDrr(core, now);
+        if (!work) break;
+        if (work.kind === 'exec') {
+          this.#running[core] = work.request;
+          this.#cores.send(core, core, work.request.workFrame(this.#work));
+        } else if (work.kind === 'forward') {
+          this.#link.request(
+            work.request.actor,
+            work.request.timerId,
+            work.request.origin,
+            work.request.payload,
+          );
+        } else if (work.kind === 'drop') {
+          this.#drop(work.reason);
+          this.#errorToClient(
+            work.request.origin,
+            work.request.actor,
+            'IPIPE_ERR_ACTOR_DEREGISTERED',
+            `actor ${work.request.actor} is not serving`,
+          );
+        }
+      }
+    }
+  }
+
+  #result(core: number, reader: FrameReader): void {
+    const request = this.#running[core];
+    this.#running[core] = null;
+    this.#cores.release(core);
+    if (!request) return;
+    const kind = reader.u8();
+    reader.u32();
+    const execNs = reader.f64();
+    this.#apply(this.scheduler.complete(core, wallNs(), execNs));
+    this.#count(request.actor, 'nic');
+    if (kind === RESULT_FAILED) {
+      this.#errorToClient(request.origin, request.actor, reader.text(1), reader.text(2));
+    } else if (kind === RESULT_DONE) {
+      const outputs = readOutputs(reader, reader.u16());
+      if (!outputs) this.#drop('malformed-result');
+      for (const output of outputs ?? []) this.#route(output, request.actor);
+    }
+    this.#progressMigrations();
+    this.#pump();
+  }
+
+  /** Routes a NIC handler's output. Everything for an actor goes through the scheduler. */
+  #route(output: CoreOutput, from: ActorId): void {
+    if (output.kind === 'reply') {
+      if (output.origin.kind === 'client') this.#replyToClient(output.origin, from, output.message);
+      return;
+    }
+    if (output.kind === 'timer') {
+      const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
+      setTimeout(
+        () =>
+          this.#arrive(new LiveRequest(output.actor, { kind: 'none' }, new Uint8Array(0), output.timerId)),
+        delayMs,
+      ).unref();
+      return;
+    }
+    if (!this.table.has(output.target)) {
+      this.#drop('unknown-actor');
+      return;
+    }
+    this.#arrive(new LiveRequest(output.target, output.origin, output.message, 0));
+  }
+
+  #arrive(request: LiveRequest): void {
+    this.scheduler.arrive(request, request.arrivalNs);
+    this.#pump();
+  }
+
+  #count(actor: ActorId, side: Domain): void {
+    let counts = this.executed.get(actor);
+    if (!counts) {
+      counts = { nic: 0, host: 0 };
+      this.executed.set(actor, counts);
+    }
+    counts[side]++;
+  }
+
+  // ── the channel, from the host ───────────────────────────────────────────────────────────────
+
+  #onLink(kind: number, actor: ActorId, reader: FrameReader): void {
+    switch (kind) {
+      case LINK_REPLY: {
+        const origin = reader.origin();
+        const reply = reader.bytesField().slice();
+        if (origin.kind === 'client') this.#replyToClient(origin, actor, reply);
+        break;
+      }
+      case LINK_ERROR: {
+        const origin = reader.origin();
+        this.#errorToClient(origin, actor, reader.text(1), reader.text(2));
+        break;
+      }
+      case LINK_REQUEST: {
+        const timerId = reader.u32();
+        const origin = reader.origin();
+        this.#arrive(new LiveRequest(actor, origin, reader.bytesField().slice(), timerId));
+        break;
+      }
+      case LINK_DONE:
+        this.scheduler.recordHostExecution(actor, reader.f64());
+        this.#count(actor, 'host');
+        break;
+      case LINK_IMAGE:
+        this.#receiveImage(actor, reader);
+        break;
+      case LINK_ADOPTED:
+        this.#adoptedByHost(actor);
+        break;
+      case LINK_STOP:
+        this.#deregister(actor, reader.text(2));
+        break;
+      default:
+        this.#drop('channel-unknown-message');
+    }
+  }
+
+  // ── isolation ────────────────────────────────────────────────────────────────────────────────
+
+  /** A NIC handler overran its watchdog: deregister the actor; answer what it held with an error. */
+  #watchdog(core: number): void {
+    const request = this.#running[core];
+    this.#running[core] = null;
+    if (!request) return;
+    const actor = request.actor;
+    const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
+    this.#drop('watchdog');
+    this.#errorToClient(
+      request.origin,
+      actor,
+      'IPIPE_ERR_ACTOR_DEREGISTERED',
+      `actor ${this.#name(actor)} was deregistered: ${reason}`,
+    );
+    // The scheduler still counts the core as running the actor: complete it, then remove the actor.
+    this.scheduler.complete(core, wallNs(), this.#options.watchdogMs * 1e6);
+    this.#deregister(actor, reason);
+    this.#link.stop(actor, reason);
+    process.stderr.write(
+      `ipipe: actor ${this.#name(actor)} deregistered (${reason}); NIC core ${core} replaced\n`,
+    );
+  }
+
+  #deregister(actor: ActorId, reason: string): void {
+    if (this.scheduler.modeOf(actor) === 'deregistered') return;
+    const message = `actor ${this.#name(actor)} was deregistered: ${reason}`;
+    for (const orphan of this.scheduler.removeActor(actor)) {
+      this.#errorToClient(orphan.origin, actor, 'IPIPE_ERR_ACTOR_DEREGISTERED', message);
+    }
+    this.#pump();
+  }
+
+  #name(actor: ActorId): string {
+    return this.table.lookup(actor)?.name ?? String(actor);
+  }
+
+  // ── decisions and migration ──────────────────────────────────────────────────────────────────
+
+  #apply(decisions: readonly Decision[]): void {
+    for (const decision of decisions) {
+      this.decisions.push(decision);
+      if (decision.kind === 'migrate')
+        this.#beginMigration(decision.actor, decision.to, decision.trigger, () => {});
+    }
+  }
+
+  /** Phase 1, Prepare: the scheduler buffers the actor's requests from now on. */
+  #beginMigration(
+    actor: ActorId,
+    to: Domain,
+    trigger: string,
+    done: (record: LiveMigrationRecord) => void,
+  ): void {
+    if (this.#migrating.has(actor))
+      throw new ConfigError('migrate', `actor ${this.#name(actor)} is already migrating`);
+    const from: Domain = this.scheduler.modeOf(actor) === 'host' ? 'host' : 'nic';
+    this.scheduler.prepareMigration(actor, to, wallNs());
+    this.#migrating.set(actor, {
+      actor,
+      from,
+      to,
+      trigger,
+      startedMs: performance.now(),
+      readyMs: -1,
+      goneMs: -1,
+      stateBytes: 0,
+      assembler: null,
+      done,
+    });
+    // Leaving the host: the marker follows every request already forwarded (the channel is FIFO);
+    // the host runs those, then sends the image — that is its Ready.
+    if (from === 'host') this.#link.control(LINK_MIGRATE, actor);
+    this.#progressMigrations();
+  }
+
+  /** Phase 2, Ready (leaving the NIC): nothing of the actor runs on a NIC core; send the image. */
+  #progressMigrations(): void {
+    for (const migration of this.#migrating.values()) {
+      if (migration.from !== 'nic' || migration.readyMs >= 0) continue;
+      if (!this.scheduler.isQuiescent(migration.actor)) continue;
+      migration.readyMs = performance.now();
+      const heap = this.domain.heapOf(migration.actor);
+      if (!heap)
+        throw new ConfigError('migrate', `actor ${this.#name(migration.actor)} has no heap on the NIC`);
+      const image = new Uint8Array(regionImageSize(heap));
+      writeRegionImage(heap, image, 0);
+      migration.stateBytes = image.length;
+      this.#link.image(migration.actor, image);
+    }
+  }
+
+  /** Leaving the host: the image arrives (its first chunk marks Ready); adopt it here. */
+  #receiveImage(actor: ActorId, reader: FrameReader): void {
+    const migration = this.#migrating.get(actor);
+    reader.u32();
+    reader.u32();
+    const chunk = reader.bytesField();
+    if (!migration || migration.from !== 'host') {
+      this.#drop('stray-image');
+      return;
+    }
+    if (!migration.assembler) {
+      migration.readyMs = performance.now();
+      const exclusive = this.#options.definitions.get(actor)?.exclusive ?? true;
+      migration.assembler = new ImageAssembler(this.domain, actor, { exclusive });
+    }
+    const assembler = migration.assembler;
+    assembler.push(chunk);
+    if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
+    assembler.finish();
+    migration.stateBytes = assembler.receivedBytes;
+    migration.assembler = null;
+    this.#cores.forget(actor);
+    this.#link.control(LINK_ADOPTED, actor);
+    this.#finishMigration(migration);
+  }
+
+  /** Leaving the NIC: the host adopted the image; release ours and hand over the buffer. */
+  #adoptedByHost(actor: ActorId): void {
+    const migration = this.#migrating.get(actor);
+    if (!migration || migration.from !== 'nic') return;
+    this.domain.releaseHeap(actor);
+    this.#cores.forget(actor);
+    this.#finishMigration(migration);
+  }
+
+  /** Phase 4, Clean. */
+  #finishMigration(migration: MigrationState): void {
+    const actor = migration.actor;
+    migration.goneMs = performance.now();
+    this.table.move(actor, { domain: migration.to, node: nodeId(0) });
+    const buffered = this.scheduler.finishMigration(actor, wallNs());
+    for (const request of buffered)
+      this.#link.request(actor, request.timerId, request.origin, request.payload);
+    this.#migrating.delete(actor);
+    const endMs = performance.now();
+    const record: LiveMigrationRecord = {
+      actor,
+      name: this.#name(actor),
+      from: migration.from,
+      to: migration.to,
+      trigger: migration.trigger,
+      stateBytes: migration.stateBytes,
+      bufferedRequests:
+        migration.to === 'host'
+          ? buffered.length
+          : (this.scheduler.view().actors.find((a) => a.id === actor)?.mailboxLength ?? 0),
+      phasesMs: {
+        prepare: 0,
+        ready: migration.readyMs - migration.startedMs,
+        gone: migration.goneMs - migration.readyMs,
+        clean: endMs - migration.goneMs,
+      },
+    };
+    this.migrations.push(record);
+    migration.done(record);
+    this.#pump();
+  }
+}
