@@ -23,7 +23,7 @@
 import { pathToFileURL } from 'node:url';
 import { ExponentialSampler } from '../src/platform/sim/distributions.ts';
 import { EventKernel, type EventKind } from '../src/platform/sim/event-kernel.ts';
-import { Random } from '../src/platform/sim/random.ts';
+import { Random } from '../src/random.ts';
 
 const MEAN_DELAY_NS = 1000;
 const SEED = 20190819;

@@ -11,8 +11,8 @@ import { echoActor, runCharacterize } from '../src/experiments/characterize.ts';
 import { getNicProfile, hostOf, linePacketsPerSec } from '../src/hw/index.ts';
 import { EventKernel, type EventKind } from '../src/platform/sim/event-kernel.ts';
 import { timingFor } from '../src/platform/sim/hardware-timing.ts';
-import { Random } from '../src/platform/sim/random.ts';
 import { FRAME_OVERHEAD_BYTES, SimNode } from '../src/platform/sim/sim-node.ts';
+import { Random } from '../src/random.ts';
 import { type BenchRow, medianOf, printRows } from './report.ts';
 
 /** Packets per wall second through the node; also returns events per packet. */

@@ -5,14 +5,23 @@
  */
 
 import { pathToFileURL } from 'node:url';
-import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import { Command, CommanderError, Option, type OptionValues } from '@commander-js/extra-typings';
 import { IpipeError } from '../errors.ts';
 import { getProfile, knownProfileNames } from '../hw/index.ts';
-import { freshSeed } from '../platform/sim/random.ts';
+import { freshSeed } from '../random.ts';
 import { characterizeCommand } from './commands/characterize.ts';
 import { schedulerExperimentCommand } from './commands/experiment-scheduler.ts';
+import { LOAD_OPTION_HELP, loadCommand, parseLoadOptions, type RawLoadOptions } from './commands/load.ts';
+import {
+  migrateCommand,
+  nodeRoleCommand,
+  parseChannelAddress,
+  parsePlacement,
+  runCommand,
+} from './commands/run.ts';
 import { walkthroughCommand } from './commands/walkthrough.ts';
 import {
+  parseChoice,
   parseChoices,
   parseDuration,
   parseFraction,
@@ -27,6 +36,13 @@ export const EXIT_OK = 0;
 export const EXIT_CHECK_FAILED = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_ENVIRONMENT = 3;
+
+/** The exit code an action asks for (commands that run until a signal, or report a failed check). */
+let actionExit = EXIT_OK;
+
+function parsePort(option: string): (value: string) => number {
+  return parseIntegerIn(option, 0, 65_535);
+}
 
 function buildProgram(): Command {
   const program = new Command('ipipe')
@@ -191,6 +207,105 @@ function buildProgram(): Command {
       });
     });
 
+  const liveOptions = <Opts extends OptionValues>(command: Command<[string], Opts>) =>
+    command
+      .option('--nic-cores <n>', 'NIC domain cores (worker threads)', parseIntegerIn('--nic-cores', 1, 64), 2)
+      .option(
+        '--host-cores <n>',
+        'host domain cores (worker threads)',
+        parseIntegerIn('--host-cores', 1, 64),
+        2,
+      )
+      .option('--port <port>', 'UDP port the NIC domain serves (0: any free port)', parsePort('--port'), 9000)
+      .option('--address <ip>', 'address to bind', '127.0.0.1')
+      .option(
+        '--metrics-port <port>',
+        'HTTP port for /metrics, /stats and /migrate (0: any free port)',
+        parsePort('--metrics-port'),
+      )
+      .option(
+        '--watchdog <time>',
+        'a handler running longer is stopped and its actor deregistered',
+        parseDuration('--watchdog'),
+        1_000_000_000,
+      )
+      .option('--place <actor=domain>', 'start an actor on nic or host (repeatable)', parsePlacement, {})
+      .option('--json', 'print the start-up banner as one JSON document');
+
+  liveOptions(
+    program
+      .command('run')
+      .description(
+        'start a live node hosting every actor the module exports (NIC and host domains in this process)',
+      )
+      .argument('<module>', 'a .ts or .js file exporting actor definitions'),
+  ).action(async (module, options) => {
+    actionExit = await runCommand({
+      module,
+      nicCores: options.nicCores,
+      hostCores: options.hostCores,
+      port: options.port,
+      address: options.address,
+      metricsPort: options.metricsPort,
+      watchdogMs: options.watchdog / 1e6,
+      placement: options.place,
+      json: options.json === true,
+    });
+  });
+
+  liveOptions(
+    program
+      .command('node')
+      .description(
+        'one domain of a split node: --role nic (e.g. on a DPU) listens on --channel; --role host connects to it',
+      )
+      .argument('<module>', 'a .ts or .js file exporting actor definitions (the same in both processes)')
+      .requiredOption('--role <role>', 'nic or host', parseChoice('--role', ['nic', 'host'] as const))
+      .requiredOption('--channel <tcp://host:port>', 'the NIC↔host channel address', parseChannelAddress),
+  ).action(async (module, options) => {
+    actionExit = await nodeRoleCommand({
+      module,
+      role: options.role,
+      channel: options.channel,
+      nicCores: options.nicCores,
+      hostCores: options.hostCores,
+      port: options.port,
+      address: options.address,
+      metricsPort: options.metricsPort,
+      watchdogMs: options.watchdog / 1e6,
+      placement: options.place,
+      json: options.json === true,
+    });
+  });
+
+  program
+    .command('migrate')
+    .description(
+      "move an actor of a running node between its NIC and host domains (the node's --metrics-port)",
+    )
+    .requiredOption('--admin <url>', 'the node admin endpoint, e.g. http://127.0.0.1:9464')
+    .requiredOption('--actor <name>', 'the actor to move')
+    .requiredOption('--to <domain>', 'nic or host', parseChoice('--to', ['nic', 'host'] as const))
+    .option('--json', 'print one JSON document instead of text')
+    .action(async (options) => {
+      actionExit = await migrateCommand({
+        admin: options.admin,
+        actor: options.actor,
+        to: options.to,
+        json: options.json === true,
+      });
+    });
+
+  const load = program
+    .command('load')
+    .description('drive a node (or any ipipe UDP server) with open- or closed-loop load');
+  for (const option of LOAD_OPTION_HELP) load.option(option.flags, option.description);
+  load.action(async (options) => {
+    const raw = options as unknown as RawLoadOptions;
+    const result = await loadCommand(parseLoadOptions(raw, freshSeed));
+    if (result.answered === 0) actionExit = EXIT_CHECK_FAILED;
+  });
+
   return program as unknown as Command;
 }
 
@@ -198,8 +313,9 @@ function buildProgram(): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
   try {
+    actionExit = EXIT_OK;
     await program.parseAsync([...argv], { from: 'user' });
-    return EXIT_OK;
+    return actionExit;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are "errors" to commander; they already printed what they had to say.

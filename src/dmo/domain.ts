@@ -10,6 +10,11 @@
  *
  * Region hand-out and release take a futex lock in the domain header when the buffer is shared,
  * so two threads creating heaps at once cannot claim the same region.
+ *
+ * A region can also be handed out in two steps, for adopting a migrated region image
+ * (region-image.ts): `reserveRegion` marks a free region RESERVED_OWNER_TAG (no actor's, not free),
+ * the image's bytes are copied in without the lock, and `publishRegion` installs the header and
+ * the owner tag — or `cancelReservation` frees it again. Those three are internal to src/dmo.
  */
 
 import { ConfigError, DmoDomainFullError, DuplicateActorError } from '../errors.ts';
@@ -21,11 +26,15 @@ import {
   DOMAIN_LAYOUT_VERSION,
   DOMAIN_MAGIC,
   DOMAIN_WORD,
+  isHeldOwnerTag,
   MAX_DOMAIN_BYTES,
   MIN_REGION_BYTES,
+  nextIncarnation,
+  ownerTag,
   REGION_FLAG_EXCLUSIVE,
   REGION_MAGIC,
   REGION_WORD,
+  RESERVED_OWNER_TAG,
   tagActor,
 } from './layout.ts';
 import { createDomainMemory, type DomainBuffer, type DomainMemory } from './memory.ts';
@@ -52,6 +61,11 @@ export interface DmoHeapOptions {
   readonly exclusive?: boolean;
 }
 
+let reserveRegionOf: (domain: DmoDomain, actor: ActorId) => number;
+let publishRegionOf: (domain: DmoDomain, base: number, actor: ActorId, header: Uint32Array) => DmoHeap;
+let cancelReservationOf: (domain: DmoDomain, base: number) => void;
+let memoryOfDomain: (domain: DmoDomain) => DomainMemory;
+
 /** One side's DMO memory (NIC or host): equal per-actor regions in one (shareable) buffer. */
 export class DmoDomain {
   /** The memory itself; hand it to a worker and call `DmoDomain.attach` there. */
@@ -61,6 +75,13 @@ export class DmoDomain {
   readonly shared: boolean;
   readonly #memory: DomainMemory;
   readonly #heaps = new Map<ActorId, RegionHeap>();
+
+  static {
+    reserveRegionOf = (domain, actor) => domain.#reserve(actor);
+    publishRegionOf = (domain, base, actor, header) => domain.#publish(base, actor, header);
+    cancelReservationOf = (domain, base) => domain.#cancelReservation(base);
+    memoryOfDomain = (domain) => domain.#memory;
+  }
 
   private constructor(memory: DomainMemory) {
     this.#memory = memory;
@@ -174,7 +195,7 @@ export class DmoDomain {
     const u32 = this.#memory.u32;
     for (let index = 0; index < this.maxActors; index++) {
       const tag = u32[(this.#regionBase(index) >>> 2) + REGION_WORD.ownerTag]!;
-      if (tag !== 0) yield tagActor(tag) as ActorId;
+      if (isHeldOwnerTag(tag)) yield tagActor(tag) as ActorId;
     }
   }
 
@@ -196,11 +217,83 @@ export class DmoDomain {
     for (let index = 0; index < this.maxActors; index++) {
       const header = this.#regionBase(index) >>> 2;
       const tag = u32[header + REGION_WORD.ownerTag]!;
-      if (tag !== 0 && tagActor(tag) === actor && u32[header + REGION_WORD.magic] === REGION_MAGIC) {
+      if (
+        isHeldOwnerTag(tag) &&
+        tagActor(tag) === actor &&
+        u32[header + REGION_WORD.magic] === REGION_MAGIC
+      ) {
         return index;
       }
     }
     return -1;
+  }
+
+  /** Marks a free region reserved for `actor`'s adoption; returns its base. See reserveRegion. */
+  #reserve(actor: ActorId): number {
+    checkedActorId(actor);
+    this.#lock();
+    try {
+      if (this.#findRegion(actor) >= 0) throw new DuplicateActorError(`a DMO heap of actor ${actor}`);
+      const u32 = this.#memory.u32;
+      for (let index = 0; index < this.maxActors; index++) {
+        const base = this.#regionBase(index);
+        if (u32[(base >>> 2) + REGION_WORD.ownerTag] === 0) {
+          Atomics.store(u32, (base >>> 2) + REGION_WORD.ownerTag, RESERVED_OWNER_TAG);
+          return base;
+        }
+      }
+      throw new DmoDomainFullError(this.maxActors);
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  /** Installs an adopted region's header and owner; see publishRegion. */
+  #publish(base: number, actor: ActorId, header: Uint32Array): DmoHeap {
+    this.#lock();
+    try {
+      // Another adoption of the same actor may have published since the reservation.
+      if (this.#findRegion(actor) >= 0) {
+        this.#releaseReserved(base);
+        throw new DuplicateActorError(`a DMO heap of actor ${actor}`);
+      }
+      const u32 = this.#memory.u32;
+      const headerWord = base >>> 2;
+      // The region's header is still the previous owner's (adoption copies only data and rows
+      // before this point): continue its incarnations, so that the previous owner's handles — or
+      // this actor's own from an earlier stay in this region — never resolve here again.
+      const previous =
+        u32[headerWord + REGION_WORD.magic] === REGION_MAGIC ? u32[headerWord + REGION_WORD.incarnation]! : 0;
+      const incarnation = nextIncarnation(previous);
+      // Every header word but the owner tag, which must stay RESERVED until the header is whole:
+      // another thread's heapOf reads the tag without the domain lock.
+      u32.set(header.subarray(0, REGION_WORD.ownerTag), headerWord);
+      u32.set(header.subarray(REGION_WORD.ownerTag + 1), headerWord + REGION_WORD.ownerTag + 1);
+      u32[headerWord + REGION_WORD.lock] = 0;
+      u32[headerWord + REGION_WORD.incarnation] = incarnation;
+      u32[headerWord + REGION_WORD.regionBytes] = this.regionBytes;
+      Atomics.store(u32, headerWord + REGION_WORD.ownerTag, ownerTag(actor, incarnation));
+      const heap = new RegionHeap(new Region(this.#memory, base, actor));
+      this.#heaps.set(actor, heap);
+      return heap;
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  #cancelReservation(base: number): void {
+    this.#lock();
+    try {
+      this.#releaseReserved(base);
+    } finally {
+      this.#unlock();
+    }
+  }
+
+  #releaseReserved(base: number): void {
+    const u32 = this.#memory.u32;
+    const tagWord = (base >>> 2) + REGION_WORD.ownerTag;
+    if (u32[tagWord] === RESERVED_OWNER_TAG) Atomics.store(u32, tagWord, 0);
   }
 
   #lock(): void {
@@ -229,4 +322,36 @@ function validateOptions(options: DmoDomainOptions): void {
       `${maxActors} regions of ${regionBytes} bytes exceed the 4 GiB a domain can address`,
     );
   }
+}
+
+// ---- two-step region hand-out, internal to src/dmo (region-image.ts) -------------------------
+
+/**
+ * Claims a free region of `domain` for an adoption of `actor`'s image: it is marked reserved (no
+ * createHeap or other reservation takes it; no heapOf finds it) but its header is left alone.
+ * Returns the region's absolute base. Throws DuplicateActorError if the actor already has a heap
+ * here, DmoDomainFullError if no region is free.
+ */
+export function reserveRegion(domain: DmoDomain, actor: ActorId): number {
+  return reserveRegionOf(domain, actor);
+}
+
+/**
+ * Finishes an adoption: writes `header` (the region header's words, already fixed up for this
+ * domain except for incarnation, lock and owner) into the reserved region at `base`, then
+ * publishes the owner tag. Throws DuplicateActorError (and frees the reservation) if the actor got
+ * a heap here meanwhile.
+ */
+export function publishRegion(domain: DmoDomain, base: number, actor: ActorId, header: Uint32Array): DmoHeap {
+  return publishRegionOf(domain, base, actor, header);
+}
+
+/** Frees a region `reserveRegion` returned (an adoption that failed or was abandoned). */
+export function cancelReservation(domain: DmoDomain, base: number): void {
+  cancelReservationOf(domain, base);
+}
+
+/** The typed views over `domain`'s buffer. */
+export function domainMemory(domain: DmoDomain): DomainMemory {
+  return memoryOfDomain(domain);
 }

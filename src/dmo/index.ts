@@ -5,8 +5,9 @@
  * A `DmoDomain` is one side's memory (NIC or host) carved into equal per-actor regions; each
  * actor reaches its own region only through a `DmoHeap` of object ids. The collections keep whole
  * data structures inside an actor's objects, linked by id, so that `snapshotHeap` /
- * `restoreHeap` can move an actor's state across PCIe and the actor re-opens its collections by
- * their root ids on the other side.
+ * `restoreHeap` — or, faster, a region image (`writeRegionImage` / `adoptRegionImage`) — can move
+ * an actor's state across PCIe and the actor re-opens its collections by their root ids on the
+ * other side.
  */
 
 // ---- values ---------------------------------------------------------------------------------
@@ -25,6 +26,19 @@ export { DmoVector } from './collections/vector.ts';
 export { crc32c } from './crc32c.ts';
 /** One side's DMO memory: create it, attach to it from another thread, hand out heaps. */
 export { DmoDomain } from './domain.ts';
+/**
+ * Migration phase 3 by region image: copy an actor's used region bytes to another domain and
+ * adopt them there with the same object ids (one or a few `Uint8Array.set` calls, O(rows) checks).
+ */
+export {
+  adoptRegionImage,
+  ImageAssembler,
+  REGION_IMAGE_HEADER_BYTES,
+  readRegionImageHeader,
+  regionImageChunks,
+  regionImageSize,
+  writeRegionImage,
+} from './region-image.ts';
 /** Migration phase 3: serialise an actor's heap, and recreate it with the same object ids. */
 export { restoreHeap, snapshotHeap, snapshotHeapInto, snapshotOwner, snapshotSize } from './snapshot.ts';
 
@@ -44,5 +58,7 @@ export type { DmoVectorElement, DmoVectorOptions } from './collections/vector.ts
 export type { DmoDomainOptions, DmoHeapOptions } from './domain.ts';
 /** The buffer a domain lives in (shareable with worker threads when a SharedArrayBuffer). */
 export type { DomainBuffer } from './memory.ts';
+/** Options of `writeRegionImage` / `regionImageChunks` and `adoptRegionImage` / `ImageAssembler`, and an image header. */
+export type { RegionImageAdoptOptions, RegionImageHeader, RegionImageWriteOptions } from './region-image.ts';
 /** The DMO API an actor uses, its statistics, and a row of a side's object table. */
 export type { DmoHeap, DmoHeapStats, ObjectTableRow } from './types.ts';

@@ -149,6 +149,20 @@ export function tagActor(tag: number): number {
   return tag & ACTOR_MASK;
 }
 
+/**
+ * Owner tag of a region claimed by an image adoption that has not finished (region-image.ts):
+ * createHeap passes over it (it is not 0) and no actor's lookup matches it, because real tags
+ * always have non-zero incarnation bits (see nextIncarnation) and this one has none. The region's
+ * header words stay as the previous owner left them until the adoption publishes, so the next
+ * incarnation still follows the last one.
+ */
+export const RESERVED_OWNER_TAG = 1;
+
+/** True when `tag` names an actor holding the region (not free, not reserved). */
+export function isHeldOwnerTag(tag: number): boolean {
+  return tag >>> ACTOR_BITS !== 0;
+}
+
 /** `value` rounded up to a multiple of `alignment`. */
 export function alignUp(value: number, alignment: number): number {
   return Math.ceil(value / alignment) * alignment;

@@ -69,7 +69,8 @@ export function regionHeaderBytes(regionBytes: number): number {
   return alignUp(REGION_FIXED_HEADER_BYTES + 4 * regionClassCount(regionBytes), 16);
 }
 
-function regionClassCount(regionBytes: number): number {
+/** Size classes a region of `regionBytes` keeps list heads for (up to one block the whole region's size). */
+export function regionClassCount(regionBytes: number): number {
   return Math.min(MAX_CLASS_COUNT, classCeil(regionBytes) + 1);
 }
 

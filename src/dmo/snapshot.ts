@@ -25,6 +25,9 @@
  *
  * Restore validates everything (length, magic, version, owner, checksum, row sanity, fit in the
  * target region) before it claims a region, so a bad snapshot leaves the target domain untouched.
+ *
+ * This path costs per-object work and a CRC over every byte; between domains whose regions have
+ * the same size, region-image.ts moves the region as one image at close to memcpy speed.
  */
 
 import { DmoCorruptSnapshotError, DmoInvalidSizeError, DmoRegionExhaustedError } from '../errors.ts';

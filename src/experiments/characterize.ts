@@ -35,9 +35,9 @@ import { MESSAGING_MECHANISMS, messagingLatencyNs } from '../hw/models/messaging
 import type { HostProfile, NicProfile } from '../hw/schema.ts';
 import { EventKernel } from '../platform/sim/event-kernel.ts';
 import { timingFor } from '../platform/sim/hardware-timing.ts';
-import { Random } from '../platform/sim/random.ts';
 import { FRAME_OVERHEAD_BYTES, SimNode } from '../platform/sim/sim-node.ts';
 import { LatencyRecorder, OpenLoopSource } from '../platform/sim/traffic.ts';
+import { Random } from '../random.ts';
 
 /** Echo: answers with the same payload after `addedNs` of declared work (0 = plain forwarding). */
 const echoMessages = messages({ echo: { addedNs: field.u32(), payload: field.bytes({ maxBytes: 9000 }) } });

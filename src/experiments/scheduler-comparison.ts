@@ -12,10 +12,10 @@
 
 import { type ActorRef, refOf } from '../actor/actor-ref.ts';
 import { EventKernel } from '../platform/sim/event-kernel.ts';
-import { Random } from '../platform/sim/random.ts';
 import { FRAME_OVERHEAD_BYTES, SimNode } from '../platform/sim/sim-node.ts';
 import type { SimTiming } from '../platform/sim/timing.ts';
 import { OpenLoopSource } from '../platform/sim/traffic.ts';
+import { Random } from '../random.ts';
 import type { SchedulerPolicy } from '../sched/hybrid-scheduler.ts';
 import { padOf, syntheticActor } from './synthetic-actor.ts';
 

@@ -18,8 +18,8 @@ import { getNicProfile, hostOf } from '../hw/index.ts';
 import type { ActorId } from '../ids.ts';
 import { EventKernel, type EventKind } from '../platform/sim/event-kernel.ts';
 import { timingFor } from '../platform/sim/hardware-timing.ts';
-import { Random } from '../platform/sim/random.ts';
 import { type MigrationRecord, type ReplySink, SimNode } from '../platform/sim/sim-node.ts';
+import { Random } from '../random.ts';
 import type { SchedulerSettings } from '../sched/settings.ts';
 import type { ActorMode, Decision } from '../sched/types.ts';
 

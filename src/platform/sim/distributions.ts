@@ -14,7 +14,7 @@
  * (`Math.round`) before scheduling it.
  */
 
-import type { Random } from './random.ts';
+import type { Random } from '../../random.ts';
 
 /** Draws one number per call from a fixed distribution. */
 export interface Sampler {

@@ -3,6 +3,8 @@
  * its traffic sources, and the timing built from the calibrated hardware models.
  */
 
+/** Seeded xoshiro128** with forkable independent streams; `freshSeed` for unseeded runs. */
+export { freshSeed, Random } from '../../random.ts';
 export type { DistributionSpec, Sampler } from './distributions.ts';
 /** Samplers over a seeded Random (exponential, Poisson gaps, bimodal, uniform, lognormal, Zipf). */
 export {
@@ -29,8 +31,6 @@ export { EventKernel, MAX_TIME_NS, NO_EVENT } from './event-kernel.ts';
 export type { HardwareTimingOptions } from './hardware-timing.ts';
 /** SimTiming from a NIC profile and its host (the calibrated models). */
 export { timingFor } from './hardware-timing.ts';
-/** Seeded xoshiro128** with forkable independent streams; `freshSeed` for unseeded runs. */
-export { freshSeed, Random } from './random.ts';
 export type { MigrationRecord, ReplySink, SimNodeOptions } from './sim-node.ts';
 /** The simulated node: NIC and host domains, PCIe channel, scheduler-driven cores, migration. */
 export { FRAME_OVERHEAD_BYTES, frameBytes, MIN_FRAME_BYTES, SimNode } from './sim-node.ts';

@@ -7,8 +7,8 @@
 
 import * as hdr from 'hdr-histogram-js';
 import type { ActorRef } from '../../actor/actor-ref.ts';
+import type { Random } from '../../random.ts';
 import type { EventKernel, EventKind } from './event-kernel.ts';
-import type { Random } from './random.ts';
 import type { ReplySink, SimNode } from './sim-node.ts';
 
 /** What a client sends next: a target, a message, and optionally the frame size on the wire. */

@@ -116,6 +116,7 @@ function runScenario(capacityBytes: number, ops: readonly Op[], seed: number): v
     if (accepted) {
       written.push(message);
       assert.equal(diff(after.tailBytes, before.tailBytes), needed, 'tail advanced by record + skip');
+      assert.equal(after.headRequested, false, 'a write that fits withdraws any request for the head');
       if (viaBatch !== undefined) flushedCount = written.length;
     } else {
       nextSequence--; // not sent: the model's next message reuses the number
@@ -267,8 +268,9 @@ describe('SpscRing (one thread, model-checked)', () => {
     assert.ok(producer.positions().headRequested);
     assert.equal(consumer.read(), null, 'empty poll');
     assert.equal(consumer.positions().publishedHeadBytes, 656, 'the empty poll published the head');
-    assert.equal(consumer.positions().headRequested, false, 'and cleared the request');
+    assert.ok(producer.positions().headRequested, 'only the producer withdraws its request');
     assert.ok(producer.tryWrite(big));
+    assert.equal(producer.positions().headRequested, false, 'a write that fits withdraws the request');
   });
 
   test('the largest message fits an empty ring at every tail offset; a larger one throws', () => {

@@ -14,7 +14,7 @@ import {
   ZipfSampler,
 } from '../../../src/platform/sim/distributions.ts';
 import { EventKernel, type EventKind } from '../../../src/platform/sim/event-kernel.ts';
-import { Random } from '../../../src/platform/sim/random.ts';
+import { Random } from '../../../src/random.ts';
 
 interface Trace {
   /** (time, kind, a) of every event fired, flattened. */

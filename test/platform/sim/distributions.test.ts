@@ -19,7 +19,7 @@ import {
   standardExponential,
   UniformSampler,
 } from '../../../src/platform/sim/distributions.ts';
-import { Random } from '../../../src/platform/sim/random.ts';
+import { Random } from '../../../src/random.ts';
 import { chiSquare, chiSquareCritical, moments, TOLERANCE_SE } from './statistics.ts';
 
 const COUNT = 200_000;

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { freshSeed, Random, splitMix64 } from '../../../src/platform/sim/random.ts';
+import { freshSeed, Random, splitMix64 } from '../../../src/random.ts';
 
 function draws(random: Random, count: number): number[] {
   return Array.from({ length: count }, () => random.nextU32());

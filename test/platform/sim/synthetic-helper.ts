@@ -1,9 +1,9 @@
 /** Runs the synthetic actor on the test timing under one traffic source; returns what it measured. */
 import { syntheticActor } from '../../../src/experiments/synthetic-actor.ts';
 import { EventKernel } from '../../../src/platform/sim/event-kernel.ts';
-import { Random } from '../../../src/platform/sim/random.ts';
 import { SimNode } from '../../../src/platform/sim/sim-node.ts';
 import { ClosedLoopClients, OpenLoopSource } from '../../../src/platform/sim/traffic.ts';
+import { Random } from '../../../src/random.ts';
 import { testTiming } from './test-timing.ts';
 
 export function synthetic(options: {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ZipfSampler } from '../../../src/platform/sim/distributions.ts';
-import { Random } from '../../../src/platform/sim/random.ts';
+import { Random } from '../../../src/random.ts';
 import { chiSquare, chiSquareCritical, TOLERANCE_SE } from './statistics.ts';
 
 /** Bin edges (1-based ranks, inclusive upper bounds): 1..20 singly, then decades up to n. */

@@ -17,7 +17,7 @@
  *     line 1  [16] TAIL          published by the producer at flush        (producer writes)
  *     line 2  [32] HEAD          published lazily by the consumer          (consumer writes)
  *     line 3  [48] DATA_SEQ      doorbell the consumer sleeps on           (producer writes, when it rings)
- *     line 4  [64] HEAD_REQUEST  1 when the producer ran out of room       (producer sets, consumer clears)
+ *     line 4  [64] HEAD_REQUEST  1 while the producer waits for room       (producer sets and clears)
  *     line 5  [80] SLEEP_EPOCH   DATA_SEQ + 1 as the consumer saw it before its last sleep (consumer writes)
  *
  *   data area (capacityBytes, a power of two): records, each starting on an 8-byte boundary
@@ -79,11 +79,15 @@
  *      it) and sets `HEAD_REQUEST`.
  *   2. A consumer that finds the ring empty checks `HEAD_REQUEST` (one load) and publishes if asked.
  *   3. A consumer about to sleep publishes first: a sleeping consumer owes the producer nothing.
- * A producer blocked in `write`/`waitForRoom` sleeps on the `HEAD` word; the consumer's
- * publication notifies it when `HEAD_REQUEST` was set. Lost wake-ups are excluded by the usual
- * Dekker pairing under sequential consistency: the producer stores `HEAD_REQUEST` then loads `HEAD`;
- * the consumer stores `HEAD` then loads `HEAD_REQUEST` — at least one of them sees the other's
- * store, and `Atomics.wait` re-checks the word atomically before sleeping.
+ * A producer blocked in `write`/`waitForRoom` sleeps on the `HEAD` word; every publication made
+ * while `HEAD_REQUEST` is set notifies it. Only the producer clears the request, once a write fits
+ * again. (A consumer that cleared it when answering would race the producer: a producer that read
+ * the just-published head, found it still too small and went to sleep on it would have no one left
+ * to wake it — the two-thread test caught exactly that.) Lost wake-ups are excluded by the usual
+ * Dekker pairing under sequential consistency: the producer stores `HEAD_REQUEST` then loads `HEAD`
+ * (h); the consumer stores `HEAD` then loads `HEAD_REQUEST`. Any publication after the producer's
+ * load sees the request and notifies; `Atomics.wait(HEAD, h)` re-checks the word atomically, so a
+ * publication between the load and the sleep makes the wait return at once.
  *
  * ## Doorbell (piscina's idiom: an idle thread sleeps in Atomics.wait, not on message events)
  *
@@ -237,6 +241,8 @@ export class SpscRing {
   #reservedLength = -1;
   #reservedIndex = 0;
   #reservedSkip = 0;
+  /** This producer has set HEAD_REQUEST and not yet cleared it. */
+  #headRequested: boolean;
 
   // Consumer state (meaningful only in the consuming thread's object).
   #head: number;
@@ -280,6 +286,7 @@ export class SpscRing {
     this.#head = head;
     this.#publishedHead = head;
     this.#cachedTail = tail;
+    this.#headRequested = Atomics.load(this.#control, W_HEAD_REQUEST) !== 0;
   }
 
   /** Allocates a fresh ring. Post `ring.buffer` to the other thread and `SpscRing.attach` it there. */
@@ -470,7 +477,7 @@ export class SpscRing {
     for (;;) {
       if (this.#hasRoom(length)) return 'ready';
       if (this.closed) return 'closed';
-      Atomics.store(this.#control, W_HEAD_REQUEST, 1);
+      this.#requestHead(); // Dekker pairing with #publishHead: REQUEST stored, then HEAD loaded.
       const head = Atomics.load(this.#control, W_HEAD);
       if (this.#hasRoom(length)) return 'ready';
       const remainingMs = deadline - performance.now();
@@ -759,6 +766,11 @@ export class SpscRing {
       this.#cachedHead = Atomics.load(this.#control, W_HEAD);
       if (((this.#tail - this.#cachedHead) | 0) > this.#capacity - needed) return -1;
     }
+    if (this.#headRequested) {
+      // Room again: stop asking, and the consumer goes back to publishing lazily.
+      this.#headRequested = false;
+      Atomics.store(this.#control, W_HEAD_REQUEST, 0);
+    }
     this.#reservedLength = length;
     if (recordBytes <= contiguous) {
       this.#reservedIndex = index;
@@ -774,7 +786,14 @@ export class SpscRing {
   #onFull(): void {
     this.#fullEvents++;
     this.flush();
-    if (Atomics.load(this.#control, W_HEAD_REQUEST) === 0) Atomics.store(this.#control, W_HEAD_REQUEST, 1);
+    this.#requestHead();
+  }
+
+  /** Sets HEAD_REQUEST (once: only this producer clears it, in #reserve, when a write fits again). */
+  #requestHead(): void {
+    if (this.#headRequested) return;
+    this.#headRequested = true;
+    Atomics.store(this.#control, W_HEAD_REQUEST, 1);
   }
 
   #waitForRoomUntil(length: number, deadline: number): RingWaitResult {
@@ -783,15 +802,14 @@ export class SpscRing {
     if (this.#hasRoom(length)) return 'ready';
     const control = this.#control;
     // Ask before spinning: a consumer that has drained the ring publishes its head only when asked.
-    if (Atomics.load(control, W_HEAD_REQUEST) === 0) Atomics.store(control, W_HEAD_REQUEST, 1);
+    this.#requestHead();
     for (let spin = this.#spinIterations; spin > 0; spin--) {
       if (this.#hasRoom(length)) return 'ready';
     }
     for (;;) {
       if (this.#hasRoom(length)) return 'ready';
       if (this.closed) return 'closed';
-      // Dekker pairing with #publishHead: REQUEST stored, then HEAD loaded.
-      Atomics.store(control, W_HEAD_REQUEST, 1);
+      // Dekker pairing with #publishHead: REQUEST stored (by #requestHead above; it stays set), then HEAD loaded.
       const head = Atomics.load(control, W_HEAD);
       if (this.#hasRoom(length)) return 'ready';
       const remainingMs = deadline - performance.now();
@@ -813,11 +831,9 @@ export class SpscRing {
     Atomics.store(control, W_HEAD, this.#head);
     this.#publishedHead = this.#head;
     this.#headPublications++;
-    // Dekker pairing with the producer: HEAD stored above, REQUEST loaded here. The exchange clears
-    // the request atomically, so a request made after it stays set for the next publication.
-    if (Atomics.load(control, W_HEAD_REQUEST) !== 0 && Atomics.exchange(control, W_HEAD_REQUEST, 0) !== 0) {
-      Atomics.notify(control, W_HEAD);
-    }
+    // Dekker pairing with the producer: HEAD stored above, REQUEST loaded here. The request stays
+    // set (the producer clears it), so every publication until then wakes a waiting producer.
+    if (Atomics.load(control, W_HEAD_REQUEST) !== 0) Atomics.notify(control, W_HEAD);
   }
 
   /** Arms the doorbell and re-checks TAIL; returns the DATA_SEQ value to sleep on, or undefined if data arrived. */

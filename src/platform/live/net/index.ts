@@ -22,23 +22,7 @@ export {
 /** The load generator. */
 export { runLoad, splitHostPort } from './load.ts';
 /** `ipipe load`: the command and its option parsers. */
-export {
-  LOAD_DEFAULTS,
-  LOAD_OPTION_HELP,
-  loadCommand,
-  loadDocument,
-  parseActorId,
-  parseDurationMs,
-  parseLoadOptions,
-  parseLoadSeed,
-  parseOutstanding,
-  parsePayloadSize,
-  parseRate,
-  parseRetries,
-  parseTarget,
-  renderLoad,
-  resolveLoadMode,
-} from './load-command.ts';
+
 /** The frame format: encode, seal in place, validate, error bodies, drop counters. */
 export {
   checkMaxFrameBytes,
@@ -80,7 +64,6 @@ export type {
 } from './echo-server.ts';
 export type { NetErrorCode } from './errors.ts';
 export type { LatencySummary, LoadMode, LoadOptions, LoadResult, MakePayload } from './load.ts';
-export type { LoadCommandOptions, LoadCommandOutput, RawLoadOptions } from './load-command.ts';
 export type {
   DecodeFrameResult,
   DropReason,

@@ -36,7 +36,7 @@
 import { performance } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
 import { ConfigError } from '../../../errors.ts';
-import { Random } from '../../sim/random.ts';
+import { Random } from '../../../random.ts';
 import { IpipeClient, type RequestCompletion } from './client.ts';
 import type { NetError } from './errors.ts';
 import { DEFAULT_MAX_FRAME_BYTES, type DropReason, HEADER_BYTES } from './wire.ts';

@@ -586,7 +586,7 @@ export class NicController {
     reader.u32();
     reader.u32();
     const chunk = reader.bytesField();
-    if (!migration || migration.from !== 'host') {
+    if (migration?.from !== 'host') {
       this.#drop('stray-image');
       return;
     }
@@ -609,7 +609,7 @@ export class NicController {
   /** Leaving the NIC: the host adopted the image; release ours and hand over the buffer. */
   #adoptedByHost(actor: ActorId): void {
     const migration = this.#migrating.get(actor);
-    if (!migration || migration.from !== 'nic') return;
+    if (migration?.from !== 'nic') return;
     this.domain.releaseHeap(actor);
     this.#cores.forget(actor);
     this.#finishMigration(migration);

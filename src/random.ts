@@ -1,5 +1,5 @@
 /**
- * Seeded randomness for the simulator (DESIGN.md: "Randomness is always seeded and printed; every
+ * Seeded randomness for every part of ipipe that draws (the simulator, the load generator) (DESIGN.md: "Randomness is always seeded and printed; every
  * simulated run is reproducible from its seed").
  *
  * Generator: xoshiro128** (Blackman & Vigna, 2018) — 128 bits of state, period 2^128 − 1, passes

@@ -7,10 +7,10 @@
  * belongs in src/cli/commands/load.ts); it only imports cli/output.ts, which has no dependencies.
  */
 
-import { formatNumber, paint, progressBar, table, writeJson, writeOut } from '../../../cli/output.ts';
-import { ConfigError, UsageError } from '../../../errors.ts';
-import { type LoadMode, type LoadResult, runLoad, splitHostPort } from './load.ts';
-import { DEFAULT_MAX_FRAME_BYTES, HEADER_BYTES } from './wire.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
+import { type LoadMode, type LoadResult, runLoad, splitHostPort } from '../../platform/live/net/load.ts';
+import { DEFAULT_MAX_FRAME_BYTES, HEADER_BYTES } from '../../platform/live/net/wire.ts';
+import { formatNumber, paint, progressBar, table, writeJson, writeOut } from '../output.ts';
 
 /** Everything `loadCommand` needs, already validated. */
 export interface LoadCommandOptions {

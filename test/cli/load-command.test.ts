@@ -1,5 +1,5 @@
 /**
- * `ipipe load` (src/platform/live/net/load-command.ts): every option parser refuses bad input with
+ * `ipipe load` (src/cli/commands/load.ts): every option parser refuses bad input with
  * a UsageError that names the option; --rate and --closed are exclusive; --size is bounded by the
  * frame limit; the command prints one JSON document with schemaVersion and unit-suffixed keys, or
  * a table.
@@ -7,8 +7,6 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isIpipeError } from '../../../../src/errors.ts';
-import { type EchoServer, startEchoServer } from '../../../../src/platform/live/net/echo-server.ts';
 import {
   loadCommand,
   parseActorId,
@@ -20,7 +18,9 @@ import {
   parseRate,
   parseTarget,
   resolveLoadMode,
-} from '../../../../src/platform/live/net/load-command.ts';
+} from '../../src/cli/commands/load.ts';
+import { isIpipeError } from '../../src/errors.ts';
+import { type EchoServer, startEchoServer } from '../../src/platform/live/net/echo-server.ts';
 
 function usage(pattern: RegExp) {
   return (error: unknown) =>

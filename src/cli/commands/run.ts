@@ -1,0 +1,221 @@
+/**
+ * `ipipe run <module>` (one process: NIC and host domains joined by shared-memory rings) and
+ * `ipipe node --role nic|host --channel tcp://host:port <module>` (a split node: the NIC domain in
+ * one process — on a DPU's cores — and the host domain in another, joined by TCP). Both serve UDP
+ * on the NIC side, expose /metrics, /stats and /migrate over HTTP, and stop gracefully on
+ * SIGINT (exit 130) or SIGTERM (exit 0): stop intake, drain, terminate the cores.
+ */
+
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UsageError } from '../../errors.ts';
+import { actorId } from '../../ids.ts';
+import { connectTcpChannel, listenTcpChannel } from '../../platform/live/channel/tcp-channel.ts';
+import { type CatalogEntry, discoverDefinitions } from '../../platform/live/node/actor-catalog.ts';
+import { startAdminServer } from '../../platform/live/node/admin-server.ts';
+import {
+  LiveNode,
+  type LiveNodeOptions,
+  startHostDomain,
+  startNicDomain,
+} from '../../platform/live/node/live-node.ts';
+import type { Domain } from '../../sched/types.ts';
+import { paint, table, writeJson, writeOut } from '../output.ts';
+
+export interface RunOptions {
+  readonly module: string;
+  readonly nicCores: number;
+  readonly hostCores: number;
+  readonly port: number;
+  readonly address: string;
+  readonly metricsPort: number | undefined;
+  readonly watchdogMs: number;
+  readonly placement: Readonly<Record<string, Domain>>;
+  readonly json: boolean;
+}
+
+/** The catalog of every actor definition `module` exports, ids 1, 2, … in export order. */
+export async function catalogOf(module: string): Promise<CatalogEntry[]> {
+  const path = resolve(module);
+  if (!existsSync(path))
+    throw new UsageError(`no such module: ${module} (give the path of a file that exports actors)`);
+  const found = await discoverDefinitions(path);
+  if (found.length === 0) {
+    throw new UsageError(`${module} exports no actor definitions: export what defineActor returns`);
+  }
+  return found.map(({ exportName, definition }, index) => ({
+    id: actorId(index + 1),
+    name: definition.name,
+    module: path,
+    exportName,
+  }));
+}
+
+/** `name=nic|host`, repeatable. */
+export function parsePlacement(value: string, previous: Record<string, Domain> = {}): Record<string, Domain> {
+  const match = /^([a-z][a-z0-9-]*)=(nic|host)$/.exec(value.trim());
+  if (!match) throw new UsageError(`--place must look like <actor>=nic or <actor>=host, got "${value}"`);
+  return { ...previous, [match[1] as string]: match[2] as Domain };
+}
+
+function nodeOptions(options: RunOptions, catalog: CatalogEntry[]): LiveNodeOptions {
+  for (const name of Object.keys(options.placement)) {
+    if (!catalog.some((entry) => entry.name === name)) {
+      throw new UsageError(
+        `--place ${name}=…: the module has no actor named ${name} (it has ${catalog.map((e) => e.name).join(', ')})`,
+      );
+    }
+  }
+  return {
+    catalog,
+    nicCores: options.nicCores,
+    hostCores: options.hostCores,
+    port: options.port,
+    address: options.address,
+    watchdogMs: options.watchdogMs,
+    placement: options.placement,
+  };
+}
+
+/** Resolves with the exit code once a signal stopped the node. */
+function untilSignal(stop: () => Promise<void>): Promise<number> {
+  return new Promise((resolveExit) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write(`ipipe: ${signal}: stopping intake, draining, stopping cores…\n`);
+      stop().then(
+        () => resolveExit(signal === 'SIGINT' ? 130 : 0),
+        (error: unknown) => {
+          process.stderr.write(`ipipe: stop failed: ${String(error)}\n`);
+          resolveExit(1);
+        },
+      );
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+}
+
+export async function runCommand(options: RunOptions): Promise<number> {
+  const catalog = await catalogOf(options.module);
+  const node = await LiveNode.start(nodeOptions(options, catalog));
+  const admin =
+    options.metricsPort === undefined
+      ? undefined
+      : await startAdminServer(node, options.metricsPort, options.address);
+  const banner = {
+    schemaVersion: 1,
+    udp: node.address,
+    admin: admin ? `http://${admin.address}:${admin.port}` : null,
+    nicCores: options.nicCores,
+    hostCores: options.hostCores,
+    actors: catalog.map((entry) => ({ id: entry.id, name: entry.name, domain: node.domainOf(entry.id) })),
+  };
+  if (options.json) writeJson(banner);
+  else {
+    writeOut(paint('bold', `ipipe node serving UDP ${node.address.address}:${node.address.port}`));
+    if (admin)
+      writeOut(
+        `metrics and admin: ${banner.admin}/metrics · /stats · POST /migrate?actor=<name>&to=nic|host`,
+      );
+    writeOut(
+      `${options.nicCores} NIC cores, ${options.hostCores} host cores (worker threads) · Ctrl-C to stop`,
+    );
+    writeOut(
+      table(
+        ['id', 'actor', 'domain'],
+        banner.actors.map((a) => [a.id, a.name, a.domain]),
+      ),
+    );
+  }
+  return untilSignal(async () => {
+    await admin?.close();
+    await node.stop();
+  });
+}
+
+export interface NodeRoleOptions extends RunOptions {
+  readonly role: 'nic' | 'host';
+  readonly channel: { readonly host: string; readonly port: number };
+}
+
+/** `tcp://host:port`. */
+export function parseChannelAddress(value: string): { host: string; port: number } {
+  const match = /^tcp:\/\/([^:/]+):(\d{1,5})$/.exec(value.trim());
+  const port = Number(match?.[2]);
+  if (!match || !(port >= 1 && port <= 65_535)) {
+    throw new UsageError(`--channel must look like tcp://127.0.0.1:7000, got "${value}"`);
+  }
+  return { host: match[1] as string, port };
+}
+
+export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number> {
+  const catalog = await catalogOf(options.module);
+  const live = nodeOptions(options, catalog);
+  if (options.role === 'nic') {
+    const listener = await listenTcpChannel({ host: options.channel.host, port: options.channel.port });
+    process.stderr.write(
+      `ipipe: NIC domain waiting for the host domain on tcp://${listener.host}:${listener.port}\n`,
+    );
+    const channel = await listener.accept();
+    await listener.close();
+    const nic = await startNicDomain(live, channel);
+    writeOut(
+      `ipipe NIC domain serving UDP ${nic.address.address}:${nic.address.port} (host domain over TCP)`,
+    );
+    return untilSignal(async () => {
+      nic.beginStop();
+      await nic.stop();
+      await channel.close();
+    });
+  }
+  const channel = await connectTcpChannel({ host: options.channel.host, port: options.channel.port });
+  const host = await startHostDomain(live, channel);
+  writeOut(
+    `ipipe host domain connected to the NIC domain at tcp://${options.channel.host}:${options.channel.port}`,
+  );
+  return untilSignal(async () => {
+    await host.stop();
+    await channel.close();
+  });
+}
+
+/** `ipipe migrate`: asks a running node's admin endpoint to move an actor. */
+export async function migrateCommand(options: {
+  admin: string;
+  actor: string;
+  to: Domain;
+  json: boolean;
+}): Promise<number> {
+  const url = new URL('/migrate', options.admin);
+  url.searchParams.set('actor', options.actor);
+  url.searchParams.set('to', options.to);
+  let response: Response;
+  try {
+    response = await fetch(url, { method: 'POST' });
+  } catch (error) {
+    process.stderr.write(
+      `ipipe: cannot reach ${options.admin}: ${String(error)} (is the node running with --metrics-port?)\n`,
+    );
+    return 3;
+  }
+  const body = (await response.json()) as {
+    migration?: { phasesMs: Record<string, number>; stateBytes: number };
+    error?: string;
+  };
+  if (!response.ok || !body.migration) {
+    process.stderr.write(`ipipe: migration refused: ${body.error ?? response.statusText}\n`);
+    return response.status === 404 || response.status === 400 ? 2 : 1;
+  }
+  if (options.json) writeJson(body);
+  else {
+    const p = body.migration.phasesMs;
+    writeOut(
+      `${options.actor} → ${options.to}: ${body.migration.stateBytes} bytes of DMOs; prepare ${p['prepare']?.toFixed(2)} ms, ` +
+        `ready ${p['ready']?.toFixed(2)} ms, gone ${p['gone']?.toFixed(2)} ms, clean ${p['clean']?.toFixed(2)} ms`,
+    );
+  }
+  return 0;
+}

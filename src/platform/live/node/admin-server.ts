@@ -1,0 +1,222 @@
+/**
+ * A live node's HTTP side door: Prometheus metrics (`GET /metrics`, prom-client's text format),
+ * a JSON snapshot (`GET /stats`), and forced migration (`POST /migrate?actor=<name>&to=nic|host`,
+ * what `ipipe migrate` calls). Metrics are read from the node when scraped — nothing is counted
+ * twice on the request path.
+ */
+
+import { createServer, type Server } from 'node:http';
+import client from 'prom-client';
+import { IpipeError } from '../../../errors.ts';
+import type { LiveNode } from './live-node.ts';
+
+export interface AdminServer {
+  readonly port: number;
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+const DOMAIN_CODE: Readonly<Record<string, number>> = { nic: 0, host: 1, migrating: 2 };
+
+/** Registers the node's metrics in a fresh registry. */
+export function nodeMetrics(node: LiveNode): client.Registry {
+  const registry = new client.Registry();
+  const nic = node.nic;
+  const latency = new client.Summary({
+    name: 'ipipe_request_latency_seconds',
+    help: 'Time from a request reaching the NIC to its reply leaving it, by actor.',
+    labelNames: ['actor'],
+    percentiles: [0.5, 0.9, 0.99, 0.999],
+    maxAgeSeconds: 60,
+    ageBuckets: 5,
+    registers: [registry],
+  });
+  nic.onReplyLatency = (actor, seconds) =>
+    latency.observe({ actor: nic.table.lookup(actor)?.name ?? String(actor) }, seconds);
+
+  const lastCounts = new Map<string, number>();
+  /** Counters read from the node's totals: increment by what changed since the last scrape. */
+  const sync = (
+    counter: client.Counter<string>,
+    key: string,
+    labels: Record<string, string>,
+    total: number,
+  ) => {
+    const previous = lastCounts.get(key) ?? 0;
+    if (total > previous) counter.inc(labels, total - previous);
+    lastCounts.set(key, total);
+  };
+
+  new client.Counter({
+    name: 'ipipe_requests_executed_total',
+    help: 'Requests executed, by actor and the domain that ran them.',
+    labelNames: ['actor', 'domain'],
+    registers: [registry],
+    collect() {
+      for (const [id, counts] of nic.executed) {
+        const actor = nic.table.lookup(id)?.name ?? String(id);
+        sync(this, `exec/${actor}/nic`, { actor, domain: 'nic' }, counts.nic);
+        sync(this, `exec/${actor}/host`, { actor, domain: 'host' }, counts.host);
+      }
+    },
+  });
+  new client.Counter({
+    name: 'ipipe_drops_total',
+    help: 'Frames and requests refused, by reason.',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      for (const [reason, count] of nic.drops) sync(this, `drop/${reason}`, { reason }, count);
+    },
+  });
+  new client.Counter({
+    name: 'ipipe_replies_total',
+    help: 'Replies sent to clients, by kind.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      sync(this, 'reply/ok', { kind: 'reply' }, nic.replies);
+      sync(this, 'reply/error', { kind: 'error' }, nic.errorReplies);
+      sync(this, 'reply/duplicate', { kind: 'duplicate' }, nic.duplicates);
+    },
+  });
+  new client.Counter({
+    name: 'ipipe_migrations_total',
+    help: 'Completed migrations, by actor and direction.',
+    labelNames: ['actor', 'to'],
+    registers: [registry],
+    collect() {
+      const byKey = new Map<string, { actor: string; to: string; count: number }>();
+      for (const m of nic.migrations) {
+        const key = `${m.name}/${m.to}`;
+        const entry = byKey.get(key) ?? { actor: m.name, to: m.to, count: 0 };
+        entry.count++;
+        byKey.set(key, entry);
+      }
+      for (const [key, entry] of byKey)
+        sync(this, `mig/${key}`, { actor: entry.actor, to: entry.to }, entry.count);
+    },
+  });
+  const phases = new client.Summary({
+    name: 'ipipe_migration_phase_seconds',
+    help: 'Duration of each migration phase (prepare, ready, gone, clean).',
+    labelNames: ['phase'],
+    percentiles: [0.5, 0.99],
+    registers: [registry],
+  });
+  let phasesSeen = 0;
+  new client.Gauge({
+    name: 'ipipe_actor_domain',
+    help: 'Where each actor runs: 0 NIC, 1 host, 2 migrating.',
+    labelNames: ['actor'],
+    registers: [registry],
+    collect() {
+      for (const entry of nic.table.values())
+        this.set({ actor: entry.name }, DOMAIN_CODE[nic.domainOf(entry.id)] ?? -1);
+      // Migration phases are observed here too, once each, as migrations complete.
+      for (; phasesSeen < nic.migrations.length; phasesSeen++) {
+        const m = nic.migrations[phasesSeen];
+        if (!m) break;
+        for (const [phase, ms] of Object.entries(m.phasesMs)) phases.observe({ phase }, ms / 1000);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'ipipe_ring_occupancy_bytes',
+    help: 'Bytes waiting in each NIC core ring.',
+    labelNames: ['core', 'ring'],
+    registers: [registry],
+    collect() {
+      for (const ring of nic.ringStats()) {
+        this.set({ core: String(ring.core), ring: 'work' }, ring.workBytes);
+        this.set({ core: String(ring.core), ring: 'result' }, ring.resultBytes);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'ipipe_scheduler_queue_requests',
+    help: 'Requests held by the NIC scheduler (shared queue, mailboxes, migration buffers, running).',
+    registers: [registry],
+    collect() {
+      this.set(nic.scheduler.heldRequests());
+    },
+  });
+  new client.Gauge({
+    name: 'ipipe_cores',
+    help: 'NIC cores by scheduler role.',
+    labelNames: ['role'],
+    registers: [registry],
+    collect() {
+      const view = nic.scheduler.view();
+      this.set({ role: 'fcfs' }, view.fcfs.cores);
+      this.set({ role: 'drr' }, view.drr.cores);
+    },
+  });
+  return registry;
+}
+
+/** Serves /metrics, /stats and /migrate for `node` on `port` (0: any free port). */
+export async function startAdminServer(
+  node: LiveNode,
+  port: number,
+  address = '127.0.0.1',
+): Promise<AdminServer> {
+  const registry = nodeMetrics(node);
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const send = (status: number, type: string, body: string) => {
+      response.writeHead(status, { 'content-type': type });
+      response.end(body);
+    };
+    if (request.method === 'GET' && url.pathname === '/metrics') {
+      registry.metrics().then(
+        (text) => send(200, registry.contentType, text),
+        (error: unknown) => send(500, 'text/plain', String(error)),
+      );
+      return;
+    }
+    if (request.method === 'GET' && url.pathname === '/stats') {
+      send(200, 'application/json', JSON.stringify({ schemaVersion: 1, ...node.stats() }));
+      return;
+    }
+    if (request.method === 'POST' && url.pathname === '/migrate') {
+      const actorName = url.searchParams.get('actor') ?? '';
+      const to = url.searchParams.get('to');
+      if (to !== 'nic' && to !== 'host') {
+        send(400, 'application/json', JSON.stringify({ error: 'to must be nic or host' }));
+        return;
+      }
+      let actor: ReturnType<LiveNode['actorId']>;
+      try {
+        actor = node.actorId(actorName);
+      } catch (error) {
+        send(404, 'application/json', JSON.stringify({ error: (error as Error).message }));
+        return;
+      }
+      node.migrate(actor, to).then(
+        (record) => send(200, 'application/json', JSON.stringify({ schemaVersion: 1, migration: record })),
+        (error: unknown) =>
+          send(
+            409,
+            'application/json',
+            JSON.stringify({
+              error: error instanceof Error ? error.message : String(error),
+              code: error instanceof IpipeError ? error.code : undefined,
+            }),
+          ),
+      );
+      return;
+    }
+    send(404, 'text/plain', 'GET /metrics, GET /stats, POST /migrate?actor=<name>&to=nic|host\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => resolve());
+  });
+  const bound = server.address();
+  return {
+    port: typeof bound === 'object' && bound ? bound.port : port,
+    address,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
