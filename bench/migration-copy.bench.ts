@@ -11,14 +11,17 @@
  *             straight into the target region: one copy, as when the target domain is attached;
  *   ring      a worker thread attached to the source domain streams the chunks into a ring of four
  *             256 KiB slots in a SharedArrayBuffer while this thread assembles them into the
- *             target: two copies, as across processes, but in parallel on the two cores (waits
- *             spin, then Atomics.wait). The slots are sized so the whole ring (1 MiB) stays in one
+ *             target: two copies, as across processes, but in parallel on the two cores (each
+ *             side sleeps in Atomics.wait when the ring is empty or full). The slots are sized so the whole ring (1 MiB) stays in one
  *             core's L2 (2 MiB here): the consumer reads what the producer just wrote from cache,
  *             and the two copies cost about one pass over memory. With 1 MiB slots (a 4 MiB ring)
- *             it measured 22.6 ms at 32 MiB instead of 8.0 ms;
+ *             it measured 22.6 ms at 32 MiB instead of 8.0 ms; it needs both cores, so it is the
+ *             path that suffers most when another process is running;
  *   memcpy    one `Uint8Array.set` of the image's byte count between two SharedArrayBuffers.
  * Rounds alternate the four (the target heap is released between rounds, untimed); ms are
- * medians over rounds, ratios medians of per-round ratios. Warm-up rounds fault in every page
+ * medians over rounds (with the fastest round beside them: the 2-vCPU machine is shared, and the
+ * two-thread ring path suffers most when another process takes a core), ratios medians of
+ * per-round ratios. Warm-up rounds fault in every page
  * first: a fresh SharedArrayBuffer's first touch costs several times a copy, and a domain lives
  * for the whole run. At 8 MiB the old snapshotHeap + restoreHeap is timed for contrast, and at
  * 32 MiB the staged path with a CRC-32C written and verified.
@@ -50,6 +53,13 @@ export interface MigrationCopyRow {
   readonly imageBytes: number;
   /** One Uint8Array.set of imageBytes between two SharedArrayBuffers. */
   readonly memcpyMs: number;
+  /** Fastest round of each path: the cost with no other process in the way (this machine is shared). */
+  readonly minMs: {
+    readonly memcpy: number;
+    readonly staged: number;
+    readonly streamed: number;
+    readonly ring: number;
+  };
   /** writeRegionImage into a staging SharedArrayBuffer + adoptRegionImage (two copies). */
   readonly stagedMs: number;
   readonly stagedRatio: number;
@@ -91,7 +101,6 @@ const PRODUCER_ROLE = 'migration-copy-producer';
 const RING_SLOTS = 4;
 /** Control words: round to start, chunks produced, chunks consumed, then each slot's byte count. */
 const RING = { go: 0, produced: 1, consumed: 2, ready: 3, lengths: 4 } as const;
-const SPINS_BEFORE_WAIT = 20_000;
 
 interface ProducerJob {
   readonly role: typeof PRODUCER_ROLE;
@@ -104,11 +113,12 @@ interface ProducerJob {
 }
 
 /**
- * Blocks while `words[index]` is `value`: spins first (a thread sleeping in Atomics.wait takes
- * ~25–30 µs to wake on the other core here, a tenth of a 1 MiB chunk's copy), then sleeps.
+ * Blocks while `words[index]` is `value`. No spinning first: measured here, spinning gained
+ * nothing on a quiet machine (32 MiB: 7.3 ms without, 7.4–10 ms with 500–20 000 spins) and cost
+ * 2–5× when another process held one of the two cores, since a spinning thread then takes the
+ * time slice the other side needs to make progress.
  */
 function waitWhile(words: Int32Array, index: number, value: number): void {
-  for (let spin = 0; spin < SPINS_BEFORE_WAIT; spin++) if (Atomics.load(words, index) !== value) return;
   Atomics.wait(words, index, value, 1000);
 }
 
@@ -120,8 +130,10 @@ function runProducer(job: ProducerJob): void {
   const slots = new Uint8Array(job.slots);
   Atomics.store(control, RING.ready, 1);
   for (let round = 1; ; round++) {
-    while (Atomics.load(control, RING.go) < round) waitWhile(control, RING.go, round - 1);
-    if (Atomics.load(control, RING.go) < 0) return;
+    for (let go = Atomics.load(control, RING.go); go < round; go = Atomics.load(control, RING.go)) {
+      if (go < 0) return; // stop() was called
+      waitWhile(control, RING.go, go);
+    }
     let produced = 0;
     for (const chunk of regionImageChunks(heap, job.slotBytes)) {
       for (let consumed = Atomics.load(control, RING.consumed); produced - consumed === RING_SLOTS; ) {
@@ -351,6 +363,12 @@ async function measureSize(
     liveMiB,
     imageBytes,
     memcpyMs: median(memcpyMs),
+    minMs: {
+      memcpy: Math.min(...memcpyMs),
+      staged: Math.min(...stagedMs),
+      streamed: Math.min(...streamedMs),
+      ring: Math.min(...ringMs),
+    },
     stagedMs: median(stagedMs),
     stagedRatio: median(stagedRatios),
     streamedMs: median(streamedMs),
@@ -392,12 +410,12 @@ function formatTable(rows: readonly MigrationCopyRow[]): string {
   const header = [
     'live MiB',
     'image MiB',
-    'memcpy ms',
-    'staged ms',
+    'memcpy ms (min)',
+    'staged ms (min)',
     '× memcpy',
-    'streamed ms',
+    'streamed ms (min)',
     '× memcpy',
-    'ring ms',
+    'ring ms (min)',
     '× memcpy',
     'cold staged ms',
     'snapshot+restore ms',
@@ -406,12 +424,12 @@ function formatTable(rows: readonly MigrationCopyRow[]): string {
   const body = rows.map((row) => [
     String(row.liveMiB),
     (row.imageBytes / MiB).toFixed(2),
-    row.memcpyMs.toFixed(2),
-    row.stagedMs.toFixed(2),
+    `${row.memcpyMs.toFixed(2)} (${row.minMs.memcpy.toFixed(2)})`,
+    `${row.stagedMs.toFixed(2)} (${row.minMs.staged.toFixed(2)})`,
     `${row.stagedRatio.toFixed(2)}×`,
-    row.streamedMs.toFixed(2),
+    `${row.streamedMs.toFixed(2)} (${row.minMs.streamed.toFixed(2)})`,
     `${row.streamedRatio.toFixed(2)}×`,
-    row.ringMs.toFixed(2),
+    `${row.ringMs.toFixed(2)} (${row.minMs.ring.toFixed(2)})`,
     `${row.ringRatio.toFixed(2)}×`,
     row.coldStagedMs.toFixed(2),
     row.snapshotRestoreMs === undefined ? '' : row.snapshotRestoreMs.toFixed(1),

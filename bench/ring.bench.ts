@@ -18,6 +18,9 @@
  *     here): fixed slots, head and tail published per batch, spinning consumer, no CRC.
  *   - postMessage copy: the producer posts the same Uint8Array (structured clone copies it);
  *     transfer: a fresh Uint8Array per message, its buffer transferred.
+ * A second table measures each side's cost per message on one thread (tryWrite; peek + consume)
+ * and the CRC-32C alone: figures that do not depend on how the two threads get scheduled, and that
+ * bound what two threads can reach (1000 / max(write, read) M msg/s with a core each).
  * Each case runs `repetitions` times, interleaved; the table shows medians, and the ratio of the
  * best runs too (interference from other processes only ever slows a run down, so the best run is
  * the least disturbed one; both ratios come from the same run). Threads are not pinned
@@ -79,6 +82,14 @@ export interface RingBenchRow {
   readonly samples: Readonly<Record<RingBenchMode, readonly number[]>>;
   /** One thread's CRC-32C time for one message (ns), measured here: the checksum's share of the budget. */
   readonly crcNsPerMessage: number;
+  /**
+   * The ring's cost per message on one thread, no second thread involved (stable where two-thread
+   * figures swing): `tryWrite` (copy + CRC + framing; flush every BATCH) and `peek`+`consume` (CRC
+   * check). With each side on its own core, throughput cannot exceed 1000 / max(write, read) M msg/s.
+   */
+  readonly writeNsPerMessage: number;
+  readonly readNsPerMessage: number;
+  readonly ceilingMMsgPerSec: number;
   /** Producer `fullEvents` in the last spinning-ring repetition (back-pressure seen). */
   readonly fullEvents: number;
   /** Doorbells (consumer wake-ups) in the last sleeping-ring repetition, and messages per wake-up. */
@@ -124,6 +135,7 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
         );
       }
     }
+    const singleThread = measureSingleThread(sizeBytes);
     const ringSpin = median(samples['ring-spin']);
     const ringSleep = median(samples['ring-sleep']);
     const bestPost = Math.max(median(samples['post-copy']), median(samples['post-transfer']));
@@ -142,6 +154,7 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
       bestRingSpinVsBareRing: Math.max(...samples['ring-spin']) / Math.max(...samples['bare-ring']),
       samples,
       crcNsPerMessage: measureCrcNs(sizeBytes),
+      ...singleThread,
       fullEvents,
       sleepModeWakeups: wakeups,
       messagesPerWakeup: wakeups === 0 ? ringMessages : ringMessages / wakeups,
@@ -377,19 +390,65 @@ class BareRing {
 
 // ───────────────────────────── helpers, output ─────────────────────────────
 
+/** One CRC-32C over a payload in shared memory, as the ring computes it; median of rounds. */
 function measureCrcNs(sizeBytes: number): number {
-  const buffer = new ArrayBuffer(4096);
+  const buffer = new SharedArrayBuffer(4096);
   const words = new Int32Array(buffer);
   const bytes = new Uint8Array(buffer);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 17) & 0xff;
-  const iterations = Math.max(20_000, Math.round(20_000_000 / sizeBytes));
+  const iterations = Math.max(2_000, Math.round(2_000_000 / sizeBytes));
+  const rounds: number[] = [];
   let sink = 0;
-  for (let i = 0; i < 10_000; i++) sink ^= crc32cWords(words, bytes, 8, sizeBytes, sizeBytes);
-  const start = performance.now();
-  for (let i = 0; i < iterations; i++) sink ^= crc32cWords(words, bytes, (i & 7) * 8, sizeBytes, sizeBytes);
-  const elapsedNs = (performance.now() - start) * 1e6;
-  if (sink === 0.5) console.log(sink); // keep the loop alive
-  return elapsedNs / iterations;
+  for (let round = 0; round < 40; round++) {
+    const start = performance.now();
+    // `| 0` as the ring compares it: keeps the result a 32-bit integer (no boxed uint32 per call).
+    for (let i = 0; i < iterations; i++)
+      sink ^= crc32cWords(words, bytes, (i & 7) * 8, sizeBytes, sizeBytes) | 0;
+    if (round >= 10) rounds.push(((performance.now() - start) * 1e6) / iterations);
+  }
+  if (sink === 0.5) console.log(sink); // keep the loop from being optimised away
+  return median(rounds);
+}
+
+/** Per-message cost of each side on one thread: write a ring's worth, then read it back; median of rounds. */
+function measureSingleThread(sizeBytes: number): {
+  writeNsPerMessage: number;
+  readNsPerMessage: number;
+  ceilingMMsgPerSec: number;
+} {
+  const producer = SpscRing.create({ capacityBytes: RING_CAPACITY_BYTES });
+  const consumer = SpscRing.attach(producer.buffer);
+  const source = new Uint8Array(sizeBytes).fill(7);
+  const perRound = Math.floor(RING_CAPACITY_BYTES / 2 / (sizeBytes + 8)); // half a ring: no back-pressure
+  const writes: number[] = [];
+  const reads: number[] = [];
+  for (let round = 0; round < 200; round++) {
+    const started = performance.now();
+    for (let i = 0; i < perRound; i++) {
+      writeSequence(source, i);
+      if (!producer.tryWrite(source)) throw new Error('single-thread bench: ring full');
+      if (i % BATCH === BATCH - 1) producer.flush();
+    }
+    producer.flush();
+    const written = performance.now();
+    for (let i = 0; i < perRound; i++) {
+      if (consumer.peek() < 0) throw new Error('single-thread bench: message missing');
+      consumer.consume();
+    }
+    const read = performance.now();
+    consumer.waitForData(0); // publish the head so the next round starts with an empty ring
+    if (round >= 20) {
+      writes.push(((written - started) * 1e6) / perRound);
+      reads.push(((read - written) * 1e6) / perRound);
+    }
+  }
+  const writeNs = median(writes);
+  const readNs = median(reads);
+  return {
+    writeNsPerMessage: writeNs,
+    readNsPerMessage: readNs,
+    ceilingMMsgPerSec: 1000 / Math.max(writeNs, readNs),
+  };
 }
 
 function median(values: readonly number[]): number {
@@ -401,45 +460,64 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function formatTable(rows: readonly RingBenchRow[]): string {
-  const header = [
-    'size',
-    'ring spin',
-    'ring sleep',
-    'bare ring',
-    'pm copy',
-    'pm xfer',
-    'spin/pm',
-    'sleep/pm',
-    'spin/bare',
-    'best: spin/pm',
-    'spin/bare',
-    'CRC ns/msg',
-    'msgs/wake',
-    `≥${TARGET_RATIO_VS_POST_MESSAGE}× pm`,
-  ];
-  const lines = rows.map((row) => [
-    `${row.sizeBytes} B`,
-    row.ringSpinMMsgPerSec.toFixed(2),
-    row.ringSleepMMsgPerSec.toFixed(2),
-    row.bareRingMMsgPerSec.toFixed(2),
-    row.postCopyMMsgPerSec.toFixed(3),
-    row.postTransferMMsgPerSec.toFixed(3),
-    `${row.ringSpinVsPostMessage.toFixed(1)}×`,
-    `${row.ringSleepVsPostMessage.toFixed(1)}×`,
-    `${row.ringSpinVsBareRing.toFixed(2)}×`,
-    `${row.bestRingSpinVsPostMessage.toFixed(1)}×`,
-    `${row.bestRingSpinVsBareRing.toFixed(2)}×`,
-    row.crcNsPerMessage.toFixed(0),
-    row.messagesPerWakeup.toFixed(0),
-    row.ringSpinVsPostMessage >= TARGET_RATIO_VS_POST_MESSAGE ? 'yes' : 'NO',
-  ]);
+function renderTable(header: readonly string[], lines: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...lines.map((line) => line[column]!.length)),
   );
   const render = (cells: readonly string[]): string =>
     cells.map((cell, column) => cell.padStart(widths[column]!)).join('  ');
   return [render(header), ...lines.map(render)].join('\n');
+}
+
+/** Two threads: medians in M msg/s and the ratios. */
+function formatThroughputTable(rows: readonly RingBenchRow[]): string {
+  return renderTable(
+    [
+      'size',
+      'ring spin',
+      'ring sleep',
+      'bare ring',
+      'pm copy',
+      'pm xfer',
+      'spin/pm',
+      'sleep/pm',
+      'spin/bare',
+      'best spin/pm',
+      'best spin/bare',
+      'msgs/wake',
+      `≥${TARGET_RATIO_VS_POST_MESSAGE}× pm`,
+    ],
+    rows.map((row) => [
+      `${row.sizeBytes} B`,
+      row.ringSpinMMsgPerSec.toFixed(2),
+      row.ringSleepMMsgPerSec.toFixed(2),
+      row.bareRingMMsgPerSec.toFixed(2),
+      row.postCopyMMsgPerSec.toFixed(3),
+      row.postTransferMMsgPerSec.toFixed(3),
+      `${row.ringSpinVsPostMessage.toFixed(1)}×`,
+      `${row.ringSleepVsPostMessage.toFixed(1)}×`,
+      `${row.ringSpinVsBareRing.toFixed(2)}×`,
+      `${row.bestRingSpinVsPostMessage.toFixed(1)}×`,
+      `${row.bestRingSpinVsBareRing.toFixed(2)}×`,
+      row.messagesPerWakeup.toFixed(0),
+      row.ringSpinVsPostMessage >= TARGET_RATIO_VS_POST_MESSAGE ? 'yes' : 'NO',
+    ]),
+  );
+}
+
+/** One thread: where the time per message goes, and the ceiling it sets. */
+function formatCostTable(rows: readonly RingBenchRow[]): string {
+  return renderTable(
+    ['size', 'write ns', 'read ns', 'CRC ns', 'ceiling M msg/s', 'ceiling/pm'],
+    rows.map((row) => [
+      `${row.sizeBytes} B`,
+      row.writeNsPerMessage.toFixed(0),
+      row.readNsPerMessage.toFixed(0),
+      row.crcNsPerMessage.toFixed(0),
+      row.ceilingMMsgPerSec.toFixed(2),
+      `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec)).toFixed(1)}×`,
+    ]),
+  );
 }
 
 if (!isMainThread && (workerData as { job?: ProducerJob } | null)?.job?.role === 'ring-bench-producer') {
@@ -457,7 +535,7 @@ if (!isMainThread && (workerData as { job?: ProducerJob } | null)?.job?.role ===
     `one-way messages between two threads, M msg/s (median of ${repetitions}); ring ${RING_CAPACITY_BYTES >> 10} KiB, ` +
       `flush every ${BATCH}, spin ${SPIN_ITERATIONS} polls; threads unpinned; node ${process.version}`,
   );
-  console.log(formatTable(rows));
+  console.log(formatThroughputTable(rows));
   const first = rows.find((row) => row.sizeBytes === 64);
   if (first !== undefined) {
     console.log(
@@ -468,9 +546,10 @@ if (!isMainThread && (workerData as { job?: ProducerJob } | null)?.job?.role ===
   }
   console.log(
     'pm = postMessage on a MessagePort (copy: structured clone; xfer: ArrayBuffer transferred); ' +
-      'msgs/wake = messages per consumer wake-up in the sleeping run; CRC ns/msg = one CRC-32C of the ' +
-      'payload on one thread, paid by both sides.',
+      'msgs/wake = messages per consumer wake-up in the sleeping run; best = ratio of the best repetitions.',
   );
+  console.log('\nper message on one thread (no contention): write = tryWrite, read = peek + consume, ns');
+  console.log(formatCostTable(rows));
   for (const row of rows) {
     const spread = Object.entries(row.samples)
       .map(([mode, values]) => `${mode} ${values.map((value) => value.toFixed(2)).join(' ')}`)

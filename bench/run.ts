@@ -11,7 +11,16 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['sched', 'dmo', 'event-kernel', 'sim'] as const;
+const BENCHES = [
+  'sched',
+  'dmo',
+  'event-kernel',
+  'sim',
+  'ring',
+  'udp',
+  'migration-copy',
+  'live-migration',
+] as const;
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(BENCHES as readonly string[]).includes(name));
 if (unknown.length > 0) {

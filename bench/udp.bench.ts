@@ -1,10 +1,14 @@
 /**
- * UDP echo benchmark: what the wire protocol costs a server (iPipe §5 measures the runtime's
- * overhead against a bare forwarding path; this is the same question for our network side).
+ * UDP echo benchmark: what the runtime and the wire protocol cost a server (iPipe §5 measures the
+ * runtime's overhead against a bare forwarding path; this is the same question for ours).
  *
+ *   ipipe node  the live node (src/platform/live/node) serving examples/echo.ts: UDP in, frame
+ *               checks, dedup, the hybrid scheduler, a NIC core (a worker thread) over its shared
+ *               ring, the actor's codec and handler, and back — one NIC core, one host core, the
+ *               actor kept on the NIC (migration off) so every request takes that path.
  *   ipipe echo  src/platform/live/net/echo-server.ts: every datagram fully validated (size, magic,
  *               version, length, CRC-32C over header + payload), the header rewritten into a reply
- *               in place and re-checksummed.
+ *               in place and re-checksummed: the protocol alone, no runtime.
  *   raw dgram   the same node:dgram socket with no protocol: every datagram sent straight back.
  *
  * Method. One client for both: the load generator (load.ts) in closed loop, 64 requests
@@ -32,6 +36,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { echo } from '../examples/echo.ts';
+import { actorId } from '../src/ids.ts';
 import { startEchoServer, startRawEchoServer } from '../src/platform/live/net/echo-server.ts';
 import { runLoad } from '../src/platform/live/net/load.ts';
 import {
@@ -41,8 +47,10 @@ import {
   sealFrame,
   turnIntoReply,
 } from '../src/platform/live/net/wire.ts';
+import { LiveNode } from '../src/platform/live/node/live-node.ts';
 
-type ServerKind = 'ipipe' | 'raw';
+type ServerKind = 'node' | 'ipipe' | 'raw';
+const KINDS: readonly ServerKind[] = ['node', 'ipipe', 'raw'];
 
 /** Options of `runUdpBench`. */
 export interface UdpBenchOptions {
@@ -90,11 +98,17 @@ export interface UdpBenchSummary {
 export interface UdpBenchResult {
   readonly runs: readonly UdpBenchRun[];
   readonly median: Readonly<Record<ServerKind, UdpBenchSummary>>;
-  /** Median over rounds of (ipipe echo throughput / raw dgram throughput). */
+  /** Median over rounds of (live node echo throughput / raw dgram throughput): "echo vs raw dgram". */
+  readonly nodeRatio: number;
+  /** Each round's node/raw throughput ratio, to show the spread. */
+  readonly nodeRatios: readonly number[];
+  /** Median over rounds of (node server CPU per datagram / raw dgram's); the node's counts its worker threads. */
+  readonly nodeCpuRatio: number;
+  /** Median over rounds of (protocol echo server throughput / raw dgram throughput). */
   readonly throughputRatio: number;
-  /** Each round's throughput ratio, to show the spread. */
+  /** Each round's protocol-echo/raw throughput ratio. */
   readonly throughputRatios: readonly number[];
-  /** Median over rounds of (ipipe echo server CPU per datagram / raw dgram's). */
+  /** Median over rounds of (protocol echo server CPU per datagram / raw dgram's). */
   readonly serverCpuRatio: number;
   /**
    * The protocol's own work per request frame, measured in this process with no sockets:
@@ -253,7 +267,8 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
   const log = options.log ?? (() => {});
   const runs: UdpBenchRun[] = [];
   for (let round = 0; round < rounds; round++) {
-    const order: ServerKind[] = round % 2 === 0 ? ['ipipe', 'raw'] : ['raw', 'ipipe'];
+    // Rotate the order so drift over the run favours no server.
+    const order = KINDS.map((_, i) => KINDS[(i + round) % KINDS.length] as ServerKind);
     for (const kind of order) {
       const run = await measure(kind, round, settings, pin);
       log(
@@ -270,14 +285,20 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
     p99Us: median(of(kind).map((r) => r.p99Us)),
     serverCpuUsPerDatagram: median(of(kind).map((r) => r.serverCpuUsPerDatagram)),
   });
-  const ratios: number[] = [];
-  const cpuRatios: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const ipipe = runs.find((r) => r.round === round && r.server === 'ipipe');
-    const raw = runs.find((r) => r.round === round && r.server === 'raw');
-    if (ipipe && raw && raw.throughputPerSec > 0) ratios.push(ipipe.throughputPerSec / raw.throughputPerSec);
-    if (ipipe && raw) cpuRatios.push(ipipe.serverCpuUsPerDatagram / raw.serverCpuUsPerDatagram);
-  }
+  const ratiosOf = (kind: ServerKind) => {
+    const throughput: number[] = [];
+    const cpu: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const run = runs.find((r) => r.round === round && r.server === kind);
+      const raw = runs.find((r) => r.round === round && r.server === 'raw');
+      if (run && raw && raw.throughputPerSec > 0)
+        throughput.push(run.throughputPerSec / raw.throughputPerSec);
+      if (run && raw) cpu.push(run.serverCpuUsPerDatagram / raw.serverCpuUsPerDatagram);
+    }
+    return { throughput, cpu };
+  };
+  const { throughput: ratios, cpu: cpuRatios } = ratiosOf('ipipe');
+  const node = ratiosOf('node');
   const method =
     `closed loop, ${settings.outstanding} outstanding, ${settings.payloadBytes} B payload, ` +
     `${rounds} rounds × ${settings.durationMs} ms measured after ${settings.warmupMs} ms warm-up per server, ` +
@@ -286,7 +307,10 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
     `, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`;
   return {
     runs,
-    median: { ipipe: summary('ipipe'), raw: summary('raw') },
+    median: { node: summary('node'), ipipe: summary('ipipe'), raw: summary('raw') },
+    nodeRatio: node.throughput.length > 0 ? median(node.throughput) : Number.NaN,
+    nodeRatios: node.throughput,
+    nodeCpuRatio: node.cpu.length > 0 ? median(node.cpu) : Number.NaN,
     throughputRatio: ratios.length > 0 ? median(ratios) : Number.NaN,
     throughputRatios: ratios,
     serverCpuRatio: cpuRatios.length > 0 ? median(cpuRatios) : Number.NaN,
@@ -304,13 +328,16 @@ function printResult(result: UdpBenchResult): void {
     '',
     `${'server (median)'.padEnd(24)}${'req/s'.padStart(10)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}` +
       `${'server CPU µs/dg'.padStart(18)}`,
-    line('ipipe echo (validated)', result.median.ipipe),
+    line('ipipe node (echo actor)', result.median.node),
+    line('ipipe echo (protocol)', result.median.ipipe),
     line('raw node:dgram echo', result.median.raw),
     '',
-    `echo vs raw dgram: ${result.throughputRatio.toFixed(2)}× (throughput, median of per-round ratios; ` +
-      `rounds ${result.throughputRatios.map((r) => r.toFixed(2)).join(', ')})`,
-    `server CPU per datagram, echo vs raw dgram: ${result.serverCpuRatio.toFixed(2)}× ` +
-      '(placement-independent: read this one when the throughput ratio swings)',
+    `echo vs raw dgram: ${result.nodeRatio.toFixed(2)}× (the live node's echo actor; throughput, median of ` +
+      `per-round ratios; rounds ${result.nodeRatios.map((r) => r.toFixed(2)).join(', ')})`,
+    `server CPU per datagram, node vs raw dgram: ${result.nodeCpuRatio.toFixed(2)}× (all the node's threads)`,
+    `protocol echo vs raw dgram: ${result.throughputRatio.toFixed(2)}× (rounds ` +
+      `${result.throughputRatios.map((r) => r.toFixed(2)).join(', ')}); server CPU per datagram ` +
+      `${result.serverCpuRatio.toFixed(2)}× (placement-independent: read this one when the throughput ratio swings)`,
     `protocol work alone (validate + CRC-32C + reply re-seal, no sockets): ${result.protocolNsPerDatagram.toFixed(0)} ns/datagram`,
   ];
   process.stdout.write(`${out.join('\n')}\n`);
@@ -325,10 +352,44 @@ function argument(name: string): string {
   return value;
 }
 
-async function serverRole(kind: ServerKind): Promise<void> {
+interface BenchServer {
+  readonly address: { readonly port: number };
+  datagrams(): number;
+  close(): Promise<void>;
+}
+
+const ECHO_MODULE = fileURLToPath(new URL('../examples/echo.ts', import.meta.url));
+
+async function startServer(kind: ServerKind): Promise<BenchServer> {
   const options = { host: '127.0.0.1', receiveBufferBytes: 4 * 1024 * 1024 };
-  const server = kind === 'ipipe' ? await startEchoServer(options) : await startRawEchoServer(options);
-  const datagrams = () => ('stats' in server ? server.stats().datagrams : server.datagrams());
+  if (kind === 'raw') return startRawEchoServer(options);
+  if (kind === 'ipipe') {
+    const server = await startEchoServer(options);
+    return {
+      address: server.address,
+      datagrams: () => server.stats().datagrams,
+      close: () => server.close(),
+    };
+  }
+  const node = await LiveNode.start({
+    catalog: [{ id: actorId(1), name: 'echo', module: ECHO_MODULE, exportName: 'echo' }],
+    nicCores: Number(process.env['IPIPE_BENCH_NIC_CORES'] ?? 1),
+    hostCores: 1,
+    placement: { echo: 'nic' },
+    scheduler: {
+      enableMigration: false,
+      // The node's default unless overridden (to measure what pipelining hands-offs buys).
+      ...(process.env['IPIPE_BENCH_CORE_QUEUE_DEPTH'] === undefined
+        ? {}
+        : { coreQueueDepth: Number(process.env['IPIPE_BENCH_CORE_QUEUE_DEPTH']) }),
+    },
+  });
+  return { address: node.address, datagrams: () => node.stats().requests, close: () => node.stop() };
+}
+
+async function serverRole(kind: ServerKind): Promise<void> {
+  const server = await startServer(kind);
+  const datagrams = () => server.datagrams();
   // CPU is counted from the first datagram on, so start-up (loading tsx, compiling) is left out;
   // polling every millisecond costs the server next to nothing.
   let cpuAtFirst: NodeJS.CpuUsage | undefined;
@@ -354,11 +415,17 @@ async function serverRole(kind: ServerKind): Promise<void> {
 }
 
 async function clientRole(kind: ServerKind): Promise<void> {
+  // Sized so the whole message is --size bytes, like the echo servers' payloads.
+  const size = Number(argument('--size'));
+  const overhead = echo.messages.encode({ type: 'echo', data: new Uint8Array(size) }).length - size;
+  const data = new Uint8Array(Math.max(0, size - overhead)).fill(0x5a);
+  const echoPayload = echo.messages.encode({ type: 'echo', data });
   const result = await runLoad({
     target: `127.0.0.1:${argument('--port')}`,
     actor: 1,
     mode: { kind: 'closed', outstanding: Number(argument('--outstanding')) },
-    payloadBytes: Number(argument('--size')),
+    // The node's echo actor takes a message of its codec; the echo servers take any bytes.
+    ...(kind === 'node' ? { makePayload: () => echoPayload } : { payloadBytes: Number(argument('--size')) }),
     durationMs: Number(argument('--duration')),
     warmupMs: Number(argument('--warmup')),
     seed: 1,

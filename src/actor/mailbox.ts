@@ -54,6 +54,19 @@ export class Mailbox<T> {
     return true;
   }
 
+  /**
+   * Puts a message back at the front, as the oldest (a request handed out but never run returns
+   * ahead of those that came after it). Returns false (and changes nothing) at the bound.
+   */
+  unshift(message: T): boolean {
+    if (this.#length >= this.#bound) return false;
+    if (this.#length === this.#slots.length) this.#grow();
+    this.#head = this.#head === 0 ? this.#slots.length - 1 : this.#head - 1;
+    this.#slots[this.#head] = message;
+    this.#length++;
+    return true;
+  }
+
   /** Removes and returns the oldest message, or undefined when empty. */
   shift(): T | undefined {
     if (this.#length === 0) return undefined;

@@ -132,8 +132,12 @@ class CoreRecord<R extends SchedRequest> {
   role: CoreRole;
   /** A role change decided while the core was busy, applied when it next asks for work. */
   pendingRole: CoreRole | null = null;
+  /** The request the core runs (the head of what it holds). */
   current: ActorRecord<R> | null = null;
   currentRequest: R | null = null;
+  /** Requests handed to the core to run after the current one, in order (coreQueueDepth > 1). */
+  readonly next: { readonly actor: ActorRecord<R>; readonly request: R }[] = [];
+  /** When the current request started: its take, or the completion of the one before it. */
   busySinceNs = 0;
   readonly utilization: WindowedEwma;
 
@@ -256,7 +260,9 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   /** A request reached the NIC. With no FCFS core (DRR-only), the dispatcher steers it directly. */
   arrive(request: R, now: number): void {
     this.#advanceClock(now);
-    if (this.policy === 'drr') {
+    // Steering straight to the mailbox is only in order when nothing older waits in the shared
+    // queue (requests that arrived while their actor was migrating are still there).
+    if (this.policy === 'drr' && this.#shared.isEmpty()) {
       const actor = this.#actors.get(request.actor);
       if (actor && actor.mode === 'drr') {
         this.#countArrival(actor, request);
@@ -272,7 +278,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
    * nothing to do. Only an `exec` needs a later `complete(core, …)`; other outcomes are done.
    */
   takeFcfs(coreId: number, now: number): Work<R> | undefined {
-    const core = this.#idleCore(coreId, 'fcfs', now);
+    const core = this.#coreWithRoom(coreId, 'fcfs', now);
     if (!core) return undefined;
     // Requests already waiting in an FCFS actor's mailbox are older than anything in the shared
     // queue for that actor; serving them first keeps per-actor FIFO order.
@@ -290,7 +296,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
 
   /** Algorithm 2, one iteration of a DRR core: the next request to run, or undefined. */
   takeDrr(coreId: number, now: number): Work<R> | undefined {
-    const core = this.#idleCore(coreId, 'drr', now);
+    const core = this.#coreWithRoom(coreId, 'drr', now);
     if (!core) return undefined;
     const actor = this.#drr.pick();
     if (actor) return this.#start(core, actor, actor.mailbox.shift() as R, now);
@@ -327,6 +333,33 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     }
   }
 
+  /** True when `coreId` may take more work now: it holds fewer requests than `coreQueueDepth`. */
+  coreHasRoom(coreId: number): boolean {
+    const core = this.#core(coreId);
+    return core.current === null || 1 + core.next.length < this.settings.coreQueueDepth;
+  }
+
+  /**
+   * The core is lost while running its current request (a watchdog stop): the requests queued
+   * behind that one never ran, so they go back where they came from, ahead of anything newer —
+   * their actor's mailbox, its migration buffer, or the shared queue — keeping each actor's order.
+   * The current request stays with the core; the platform still calls `complete` for it.
+   */
+  returnQueued(coreId: number, now: number): void {
+    const core = this.#core(coreId);
+    this.#advanceClock(now);
+    for (let i = core.next.length - 1; i >= 0; i--) {
+      const { actor, request } = core.next[i] as { actor: ActorRecord<R>; request: R };
+      actor.running--;
+      if (actor.mode === 'fcfs' || actor.mode === 'drr') {
+        actor.mailbox.unshift(request);
+        if (actor.mode === 'fcfs') this.#markReady(actor);
+      } else if (actor.mode === 'migrating') actor.buffered.unshift(request);
+      else this.#shared.unshift(request);
+    }
+    core.next.length = 0;
+  }
+
   /**
    * The core finished the request it took. Does the bookkeeping and returns what was decided
    * (most calls: nothing). `executedNs` defaults to the time since the take.
@@ -339,8 +372,15 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     this.#advanceClock(now);
     const execNs = executedNs ?? now - core.busySinceNs;
     core.utilization.accumulate(now - Math.max(core.busySinceNs, this.#windowStartNs));
-    core.current = null;
-    core.currentRequest = null;
+    const following = core.next.shift();
+    if (following) {
+      core.current = following.actor;
+      core.currentRequest = following.request;
+      core.busySinceNs = now;
+    } else {
+      core.current = null;
+      core.currentRequest = null;
+    }
     actor.running--;
     actor.executed++;
     const latencyNs = now - request.arrivalNs;
@@ -497,7 +537,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   heldRequests(): number {
     let held = this.#shared.length;
     for (const actor of this.#actors.values()) held += actor.mailbox.length + actor.buffered.length;
-    for (const core of this.#cores) if (core.currentRequest) held++;
+    for (const core of this.#cores) if (core.currentRequest) held += 1 + core.next.length;
     return held;
   }
 
@@ -856,9 +896,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   // ── helpers ─────────────────────────────────────────────────────────────────────────────────
 
   #start(core: CoreRecord<R>, actor: ActorRecord<R>, request: R, now: number): Work<R> {
-    core.current = actor;
-    core.currentRequest = request;
-    core.busySinceNs = now;
+    if (core.current) core.next.push({ actor, request });
+    else {
+      core.current = actor;
+      core.currentRequest = request;
+      core.busySinceNs = now;
+    }
     actor.running++;
     return { kind: 'exec', request };
   }
@@ -881,12 +924,19 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     actor.requestBytes.add(request.sizeBytes);
   }
 
-  #idleCore(coreId: number, role: CoreRole, now: number): CoreRecord<R> | null {
+  #coreWithRoom(coreId: number, role: CoreRole, now: number): CoreRecord<R> | null {
     const core = this.#core(coreId);
-    if (core.current)
-      throw new SchedulerStateError(`core ${coreId} asked for work while still running a request`);
+    if (core.current && 1 + core.next.length >= this.settings.coreQueueDepth) {
+      throw new SchedulerStateError(
+        this.settings.coreQueueDepth === 1
+          ? `core ${coreId} asked for work while still running a request`
+          : `core ${coreId} asked for work while holding ${this.settings.coreQueueDepth} requests (its queue depth)`,
+      );
+    }
     this.#advanceClock(now);
     if (core.pendingRole) {
+      // A role change waits until the core has run what it holds.
+      if (core.current) return null;
       core.role = core.pendingRole;
       core.pendingRole = null;
     }

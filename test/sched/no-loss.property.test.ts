@@ -18,7 +18,9 @@ type Op =
   | { op: 'tick'; ns: number }
   | { op: 'migrate'; actor: number }
   | { op: 'finish'; actor: number }
-  | { op: 'remove'; actor: number };
+  | { op: 'remove'; actor: number }
+  /** The core is lost mid-request (a watchdog stop): its queued requests go back. */
+  | { op: 'lose'; core: number };
 
 const ACTORS = [1, 2, 3, 4];
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -58,12 +60,26 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ op: fc.constant('remove' as const), actor: fc.constantFrom(...ACTORS) }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('lose' as const), core: fc.integer({ min: 0, max: 3 }) }),
+  },
 );
 
 /** What the generated sequences exercised, so a generator that degenerates fails the test. */
-const coverage = { migrations: 0, withMailbox: 0, downgrades: 0, mailboxed: 0, completes: 0, runs: 0 };
+const coverage = {
+  migrations: 0,
+  withMailbox: 0,
+  downgrades: 0,
+  mailboxed: 0,
+  completes: 0,
+  runs: 0,
+  returned: 0,
+  deepCores: 0,
+};
 
-function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
+/** `depth`: the scheduler's coreQueueDepth; each core runs what it holds in order. */
+function runOps(policy: SchedulerPolicy, depth: number, ops: readonly Op[]): void {
   const cores = 4;
   coverage.runs++;
   const scheduler = new HybridScheduler<TestRequest>({
@@ -77,6 +93,7 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
       queueThresh: 3,
       windowNs: 10_000,
       actorEwmaWeight: 1 / 2,
+      coreQueueDepth: depth,
     },
     headroomNs: (bytes) => 500 + bytes,
   });
@@ -88,24 +105,40 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
     assert.equal(before, undefined, `request ${request.seq} left twice: ${before} then ${how}`);
     outcomes.set(request.seq, how);
   };
-  const running: (TestRequest | null)[] = new Array(cores).fill(null);
+  // What each core holds, in the order it runs them (the head runs).
+  const held: TestRequest[][] = Array.from({ length: cores }, () => []);
+  const lastExecuted = new Map<number, number>();
   const migrating = new Set<number>();
   const removed = new Set<number>();
   let now = 0;
   let seq = 0;
+  const executed = (request: TestRequest) => {
+    leave(request, 'exec');
+    // An exclusive actor's requests run in arrival order, also when a lost core handed some back.
+    if (request.actor === 3) return;
+    const last = lastExecuted.get(request.actor) ?? -1;
+    assert.ok(request.seq > last, `actor ${request.actor}: request ${request.seq} ran after ${last}`);
+    lastExecuted.set(request.actor, request.seq);
+  };
   const take = (core: number) => {
-    if (running[core]) return;
+    assert.equal(
+      scheduler.coreHasRoom(core),
+      held[core]!.length < depth,
+      'coreHasRoom agrees with what the core holds',
+    );
+    if (!scheduler.coreHasRoom(core)) return;
     const work =
       scheduler.roleOf(core) === 'fcfs' ? scheduler.takeFcfs(core, now) : scheduler.takeDrr(core, now);
     if (!work) return;
     if (work.kind === 'exec') {
       if (work.request.actor !== 3) {
         assert.ok(
-          !running.some((r) => r?.actor === work.request.actor),
-          'an exclusive actor ran on two cores',
+          !held.some((h) => h.some((r) => r.actor === work.request.actor)),
+          'an exclusive actor was held by two cores, or twice by one',
         );
       }
-      running[core] = work.request;
+      held[core]!.push(work.request);
+      if (held[core]!.length > 1) coverage.deepCores++;
     } else if (work.kind === 'forward') leave(work.request, 'forward');
     else if (work.kind === 'drop') leave(work.request, `drop:${work.reason}`);
     else if (work.kind === 'mailbox') coverage.mailboxed++;
@@ -132,13 +165,24 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
         take(op.core);
         break;
       case 'complete': {
-        const request = running[op.core];
+        const request = held[op.core]!.shift();
         if (!request) break;
         now += op.costNs;
-        running[op.core] = null;
-        leave(request, 'exec');
+        executed(request);
         coverage.completes++;
         handle(scheduler.complete(op.core, now, op.costNs));
+        break;
+      }
+      case 'lose': {
+        const queue = held[op.core]!;
+        if (queue.length === 0) break;
+        if (queue.length > 1) coverage.returned++;
+        scheduler.returnQueued(op.core, now);
+        queue.length = 1;
+        // The head ran (to its watchdog limit): it leaves as executed, its followers did not run.
+        now += 10_000;
+        executed(queue.shift() as TestRequest);
+        handle(scheduler.complete(op.core, now, 10_000));
         break;
       }
       case 'tick':
@@ -160,7 +204,7 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
         finish(op.actor);
         break;
       case 'remove':
-        if (removed.has(op.actor) || running.some((r) => r?.actor === op.actor)) break;
+        if (removed.has(op.actor) || held.some((h) => h.some((r) => r.actor === op.actor))) break;
         removed.add(op.actor);
         migrating.delete(op.actor);
         for (const r of scheduler.removeActor(actorId(op.actor))) leave(r, 'orphan');
@@ -171,10 +215,9 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
   for (let round = 0; round < 100_000 && (scheduler.heldRequests() > 0 || migrating.size > 0); round++) {
     now += 1_000;
     for (let core = 0; core < cores; core++) {
-      const request = running[core];
+      const request = held[core]!.shift();
       if (request) {
-        running[core] = null;
-        leave(request, 'exec');
+        executed(request);
         handle(scheduler.complete(core, now, 1_000));
       }
     }
@@ -185,8 +228,14 @@ function runOps(policy: SchedulerPolicy, ops: readonly Op[]): void {
   assert.equal(outcomes.size, seq, `${seq} arrived but ${outcomes.size} left`);
 }
 
-for (const policy of ['hybrid', 'fcfs', 'drr'] as const) {
-  test(`no request is lost or duplicated (${policy} policy, random operation sequences)`, () => {
+for (const [policy, depth] of [
+  ['hybrid', 1],
+  ['fcfs', 1],
+  ['drr', 1],
+  ['hybrid', 3],
+  ['fcfs', 3],
+] as const) {
+  test(`no request is lost or duplicated (${policy} policy, core queue depth ${depth}, random operation sequences)`, () => {
     Object.assign(coverage, {
       migrations: 0,
       withMailbox: 0,
@@ -194,10 +243,12 @@ for (const policy of ['hybrid', 'fcfs', 'drr'] as const) {
       mailboxed: 0,
       completes: 0,
       runs: 0,
+      returned: 0,
+      deepCores: 0,
     });
     fc.assert(
       fc.property(fc.array(opArb, { minLength: 20, maxLength: 600, size: 'max' }), (ops) =>
-        runOps(policy, ops),
+        runOps(policy, depth, ops),
       ),
       { numRuns: 200 },
     );
@@ -205,5 +256,9 @@ for (const policy of ['hybrid', 'fcfs', 'drr'] as const) {
     assert.ok(coverage.withMailbox > 0, 'no migration started with a non-empty mailbox');
     assert.ok(coverage.mailboxed > 0, 'no request went through a mailbox');
     if (policy === 'hybrid') assert.ok(coverage.downgrades > 0, 'no downgrade happened');
+    if (depth > 1) {
+      assert.ok(coverage.deepCores > 0, 'no core ever held more than one request');
+      assert.ok(coverage.returned > 0, 'no lost core had queued requests to hand back');
+    }
   });
 }

@@ -12,9 +12,19 @@
  *   ADOPTED  [6][actor u32]                                       the image was adopted: let go
  *   DONE     [7][actor u32][exec ns f64]                          host → NIC: a request ran (statistics)
  *   STOP     [8][actor u32][reason]                               NIC → host: the actor is deregistered
+ *   IMAGE_DMA [9][actor u32][window u32][bytes u32]               the actor's region, copied by the "DMA engine"
+ *
+ * Moving a region. Across processes (TCP) the image travels as IMAGE chunks. In one process the
+ * two domains' memories are SharedArrayBuffers the same thread can read, so the region moves the
+ * way a SmartNIC moves bulk data: the ring carries a descriptor (IMAGE_DMA, naming a window the
+ * sender opened on its quiescent region) and the receiver copies the image straight out of the
+ * sender's memory into its own — one copy, no staging buffer, no per-chunk checksum pass (the
+ * ring's CRC protects the descriptor; the bulk copy never leaves process memory).
  */
 
 import type { Origin } from '../../../actor/envelope.ts';
+import type { DmoHeap } from '../../../dmo/index.ts';
+import { regionImageChunks, regionImageSize } from '../../../dmo/region-image.ts';
 import type { ActorId } from '../../../ids.ts';
 import type { MessageChannel } from '../channel/channel.ts';
 import { FrameBuilder, FrameReader } from './core-protocol.ts';
@@ -27,6 +37,31 @@ export const LINK_IMAGE = 5;
 export const LINK_ADOPTED = 6;
 export const LINK_DONE = 7;
 export const LINK_STOP = 8;
+export const LINK_IMAGE_DMA = 9;
+
+/** Chunk size when the receiver copies a region image out of the sender's memory (a DMA burst). */
+const DMA_CHUNK_BYTES = 8 << 20;
+
+/**
+ * The "DMA engine" of a node whose two domains share a process: a window is a quiescent region
+ * the sender exposes until the receiver has copied it.
+ */
+export class InProcessDma {
+  readonly #windows = new Map<number, DmoHeap>();
+  #next = 1;
+
+  open(heap: DmoHeap): number {
+    const id = this.#next++;
+    this.#windows.set(id, heap);
+    return id;
+  }
+
+  take(id: number): DmoHeap | undefined {
+    const heap = this.#windows.get(id);
+    this.#windows.delete(id);
+    return heap;
+  }
+}
 
 export class ChannelLink {
   readonly #channel: MessageChannel;
@@ -40,8 +75,12 @@ export class ChannelLink {
   /** Messages that failed their checksum or framing and were dropped. */
   corrupt = 0;
 
-  constructor(channel: MessageChannel) {
+  readonly #dma: InProcessDma | undefined;
+
+  /** `dma`: given when the peer runs in this process (both links share the one object). */
+  constructor(channel: MessageChannel, dma?: InProcessDma) {
     this.#channel = channel;
+    this.#dma = dma;
   }
 
   /** Largest message the channel takes (image chunks are cut to fit). */
@@ -117,18 +156,48 @@ export class ChannelLink {
     this.#send();
   }
 
-  /** Sends a region image in chunks that fit the channel. */
-  image(actor: ActorId, image: Uint8Array): void {
+  /**
+   * Sends `heap`'s region image (the actor must stay quiescent until the peer says ADOPTED): a
+   * DMA descriptor in one process, else chunks cut to fit the channel, written straight from the
+   * region (no whole-image buffer). Returns the image's size.
+   */
+  image(actor: ActorId, heap: DmoHeap): number {
+    const total = regionImageSize(heap);
+    if (this.#dma) {
+      const out = this.#begin(LINK_IMAGE_DMA, actor);
+      out.u32(this.#dma.open(heap));
+      out.u32(total);
+      this.#send();
+      return total;
+    }
     const chunkBytes = Math.max(4_096, this.maxMessageBytes - 64);
-    for (let offset = 0; offset < image.length || offset === 0; offset += chunkBytes) {
-      const chunk = image.subarray(offset, Math.min(image.length, offset + chunkBytes));
+    let offset = 0;
+    for (const chunk of regionImageChunks(heap, chunkBytes)) {
       const out = this.#begin(LINK_IMAGE, actor);
-      out.u32(image.length);
+      out.u32(total);
       out.u32(offset);
       out.bytesField(chunk);
       this.#send();
-      if (image.length === 0) break;
+      offset += chunk.length;
     }
+    return total;
+  }
+
+  /**
+   * The image bytes an IMAGE or IMAGE_DMA message delivers, in order: the chunk it carries, or
+   * the sender's whole region read in DMA bursts. Undefined for a DMA window that is not open.
+   */
+  imageChunks(
+    kind: typeof LINK_IMAGE | typeof LINK_IMAGE_DMA,
+    reader: FrameReader,
+  ): Iterable<Uint8Array> | undefined {
+    if (kind === LINK_IMAGE) {
+      reader.u32(); // total, checked by the assembler against the image header
+      reader.u32(); // offset: chunks arrive in order over the FIFO channel
+      return [reader.bytesField()];
+    }
+    const heap = this.#dma?.take(reader.u32());
+    return heap ? regionImageChunks(heap, DMA_CHUNK_BYTES) : undefined;
   }
 
   async close(): Promise<void> {

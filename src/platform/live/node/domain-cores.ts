@@ -9,6 +9,7 @@
  * each result ring (no polling, no postMessage), and sends work with a batched ring write.
  */
 
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
@@ -23,8 +24,17 @@ export interface DomainCoresOptions {
   readonly catalog: readonly CatalogEntry[];
   /** Bytes of each work and result ring. */
   readonly ringBytes?: number;
-  /** Busy-wait iterations before a core sleeps (0: sleep at once; the wake-up then costs ~25–30 µs). */
+  /**
+   * Busy-wait iterations before a core sleeps (0: sleep at once; the wake-up then costs ~25–50 µs).
+   * Default: 2000 when every thread of the process (the controller and every core of every
+   * domain in it) has a CPU of its own, else 0 — see `spinsByDefault`.
+   */
   readonly spinIterations?: number;
+  /**
+   * How long the controller polls a busy core's result ring before sleeping (µs; 0: never poll;
+   * default 50 when `spinsByDefault`, else 0). See `#spinForResults`.
+   */
+  readonly resultSpinUs?: number;
   /** A request running longer than this stops its core (ms). */
   readonly watchdogMs: number;
   /** Called for every result a core publishes (the reader is positioned at its start). */
@@ -36,13 +46,17 @@ export interface DomainCoresOptions {
 }
 
 interface CoreSlot {
+  readonly core: number;
   worker: Worker;
   work: SpscRing;
   results: SpscRing;
-  /** Tag of the request being run, −1 when idle. */
-  tag: number;
+  /** Tags of the requests handed to the core, in the order it runs them (the head runs). */
+  readonly tags: number[];
+  /** When the head request started: its hand-off, or the previous result. */
   busySinceMs: number;
   generation: number;
+  /** Work written but not yet published (see `send`). */
+  flushPending: boolean;
   /** False while a replacement thread starts: the core takes no work. */
   ready: boolean;
   exited: Promise<void>;
@@ -55,6 +69,20 @@ const WORKER_ENTRY = new URL(
   import.meta.url,
 ).href;
 
+/** Core threads of every DomainCores started in this process (a NIC and a host domain may share one). */
+let coreThreadsInProcess = 0;
+
+/**
+ * Spinning pays only when the spinning thread has a CPU of its own: with fewer CPUs than threads
+ * (this process's controller plus its cores), a spinning core takes the CPU that the controller
+ * (or another core) needs to produce its next work, and the whole node slows down. Measured on a
+ * 2-vCPU VM with the node pinned to one CPU: 13 k echo requests/s spinning, ~100 CPU µs per
+ * request, most of it in the cores' polls. `os.availableParallelism` honours CPU affinity (taskset).
+ */
+export function spinsByDefault(): boolean {
+  return availableParallelism() >= coreThreadsInProcess + 1;
+}
+
 export class DomainCores {
   readonly domain: 'nic' | 'host';
   readonly #options: DomainCoresOptions;
@@ -63,6 +91,7 @@ export class DomainCores {
   readonly #control = new FrameBuilder();
   #watchdogTimer: NodeJS.Timeout | undefined;
   #stopping = false;
+  #counted = false;
   /** Cores replaced after a watchdog expiry. */
   replacedCores = 0;
 
@@ -76,6 +105,8 @@ export class DomainCores {
   }
 
   async start(): Promise<void> {
+    coreThreadsInProcess += this.#options.cores;
+    this.#counted = true;
     const started: Promise<void>[] = [];
     for (let core = 0; core < this.#options.cores; core++) started.push(this.#spawn(core));
     await Promise.all(started);
@@ -85,33 +116,61 @@ export class DomainCores {
   }
 
   isBusy(core: number): boolean {
-    return (this.#slots[core]?.tag ?? -1) >= 0;
+    return (this.#slots[core]?.tags.length ?? 0) > 0;
   }
 
-  /** True when `core` can take work now (idle, and not being replaced). */
+  /** True when `core` is idle and not being replaced. */
   isAvailable(core: number): boolean {
     const slot = this.#slots[core];
-    if (!slot) return false;
-    return slot.ready && slot.tag < 0;
+    return slot?.ready === true && slot.tags.length === 0;
+  }
+
+  /** How long `core`'s current request has run (ms; 0 when idle). */
+  headRunningMs(core: number): number {
+    const slot = this.#slots[core];
+    return slot && slot.tags.length > 0 ? performance.now() - slot.busySinceMs : 0;
+  }
+
+  /** True when `core` takes work (it is not being replaced); it may still be running some. */
+  isReady(core: number): boolean {
+    return this.#slots[core]?.ready === true;
   }
 
   /**
-   * Hands `frame` (a work item for tag `tag`) to `core`. False when its ring is full (the caller
-   * keeps the request queued): back-pressure, never a drop.
+   * Hands `frame` (a work item for tag `tag`) to `core`, behind whatever it already holds. False
+   * when its ring is full (the caller keeps the request queued): back-pressure, never a drop.
    */
   send(core: number, tag: number, frame: Uint8Array): boolean {
     const slot = this.#slots[core];
     if (!slot?.ready || !slot.work.tryWrite(frame)) return false;
-    slot.work.flush();
-    slot.tag = tag;
-    slot.busySinceMs = performance.now();
+    if (slot.tags.push(tag) === 1) slot.busySinceMs = performance.now();
+    // Publish once per event-loop turn, not per request: the datagrams of one poll phase then
+    // reach a sleeping core with one doorbell (a futex wake, the costliest step of a hand-off).
+    if (!slot.flushPending) {
+      slot.flushPending = true;
+      this.#unflushed.push(slot);
+      if (this.#flushScheduled === undefined) this.#flushScheduled = setImmediate(this.#flushAll);
+    }
     return true;
   }
 
-  /** Marks `core` idle (its result arrived). */
+  readonly #unflushed: CoreSlot[] = [];
+  #flushScheduled: NodeJS.Immediate | undefined;
+  readonly #flushAll = (): void => {
+    this.#flushScheduled = undefined;
+    for (const slot of this.#unflushed) {
+      slot.flushPending = false;
+      slot.work.flush();
+    }
+    this.#unflushed.length = 0;
+  };
+
+  /** The head request of `core` is done (its result arrived); the next one, if any, starts. */
   release(core: number): void {
     const slot = this.#slots[core];
-    if (slot) slot.tag = -1;
+    if (!slot) return;
+    slot.tags.shift();
+    slot.busySinceMs = performance.now();
   }
 
   /** Tells every core to drop its cached instance of `actor` (it moved, or its heap was replaced). */
@@ -136,6 +195,8 @@ export class DomainCores {
 
   async stop(): Promise<void> {
     this.#stopping = true;
+    if (this.#counted) coreThreadsInProcess -= this.#options.cores;
+    this.#counted = false;
     if (this.#watchdogTimer) clearInterval(this.#watchdogTimer);
     const stop = new FrameBuilder();
     stop.u8(WORK_STOP);
@@ -156,7 +217,7 @@ export class DomainCores {
 
   async #spawn(core: number): Promise<void> {
     const ringBytes = this.#options.ringBytes ?? 1 << 20;
-    const spinIterations = this.#options.spinIterations ?? 2_000;
+    const spinIterations = this.#options.spinIterations ?? (spinsByDefault() ? 2_000 : 0);
     const work = SpscRing.create({ capacityBytes: ringBytes, spinIterations });
     const results = SpscRing.create({ capacityBytes: ringBytes, spinIterations });
     const data: CoreWorkerData = {
@@ -174,10 +235,12 @@ export class DomainCores {
     });
     const previous = this.#slots[core];
     const slot: CoreSlot = {
+      core,
       worker,
       work,
       results,
-      tag: -1,
+      tags: [],
+      flushPending: false,
       busySinceMs: 0,
       generation: (previous?.generation ?? -1) + 1,
       ready: false,
@@ -201,10 +264,12 @@ export class DomainCores {
 
   /** Drains `slot`'s result ring whenever it has data, until the slot is replaced or stopped. */
   async #pump(core: number, slot: CoreSlot): Promise<void> {
-    const reader = this.#reader;
     for (;;) {
       if (this.#slots[core] !== slot) return;
-      const length = slot.results.peek();
+      let length = slot.results.peek();
+      if (length === RING_EMPTY && slot.tags.length > 0 && this.#spinForResults(slot)) {
+        length = slot.results.peek();
+      }
       if (length === RING_EMPTY) {
         const waited = await slot.results.waitForDataAsync(1_000);
         if (waited === 'closed' || (this.#stopping && waited === 'timed-out')) return;
@@ -214,12 +279,45 @@ export class DomainCores {
         slot.results.consume();
         continue;
       }
-      reader.reset(slot.results.bytes.subarray(slot.results.peekOffset, slot.results.peekOffset + length));
-      try {
-        this.#options.onResult(core, reader);
-      } finally {
-        slot.results.consume();
-      }
+      this.#deliver(core, slot, length);
+    }
+  }
+
+  #deliver(core: number, slot: CoreSlot, length: number): void {
+    const reader = this.#reader;
+    reader.reset(slot.results.bytes.subarray(slot.results.peekOffset, slot.results.peekOffset + length));
+    try {
+      this.#options.onResult(core, reader);
+    } finally {
+      slot.results.consume();
+    }
+  }
+
+  /** Hands over every result `slot` has published (before its thread is stopped). */
+  #drainPublished(core: number, slot: CoreSlot): void {
+    for (;;) {
+      const length = slot.results.peek();
+      if (length === RING_EMPTY) return;
+      if (length === RING_CORRUPT) slot.results.consume();
+      else this.#deliver(core, slot, length);
+    }
+  }
+
+  /**
+   * A core is running a request and its result is not in yet: poll every result ring for a short
+   * while before sleeping in `waitAsync`. Results of short handlers arrive within microseconds, and
+   * each one handled here — the next request sent straight back to the still-spinning core — saves
+   * an event-loop turn and a futex wake on both sides, which otherwise dominate a request's cost.
+   * True when `slot` has data.
+   */
+  #spinForResults(slot: CoreSlot): boolean {
+    const budgetMs = (this.#options.resultSpinUs ?? (spinsByDefault() ? 50 : 0)) / 1000;
+    if (budgetMs <= 0) return false;
+    const deadline = performance.now() + budgetMs;
+    for (let spin = 0; ; spin++) {
+      if (slot.results.hasData()) return true;
+      if (slot.tags.length === 0 || this.#slots[slot.core] !== slot) return false;
+      if ((spin & 63) === 63 && performance.now() > deadline) return false;
     }
   }
 
@@ -227,11 +325,14 @@ export class DomainCores {
     const now = performance.now();
     for (let core = 0; core < this.#slots.length; core++) {
       const slot = this.#slots[core] as CoreSlot;
-      if (slot.tag < 0) continue;
-      const busyMs = now - slot.busySinceMs;
+      if (slot.tags.length === 0 || now - slot.busySinceMs <= this.#options.watchdogMs) continue;
+      // Results published since the last pump are not the runaway's: hand them over first.
+      this.#drainPublished(core, slot);
+      if (slot.tags.length === 0 || this.#slots[core] !== slot) continue;
+      const busyMs = performance.now() - slot.busySinceMs;
       if (busyMs <= this.#options.watchdogMs) continue;
-      const tag = slot.tag;
-      slot.tag = -1;
+      const tag = slot.tags[0] as number;
+      slot.tags.length = 0;
       slot.ready = false;
       this.replacedCores++;
       // The handler cannot be interrupted in its thread: stop the thread, start a fresh core. The

@@ -10,7 +10,7 @@ import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { Origin } from '../../../actor/envelope.ts';
 import { Mailbox } from '../../../actor/mailbox.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
-import { ImageAssembler, regionImageSize, writeRegionImage } from '../../../dmo/region-image.ts';
+import { ImageAssembler } from '../../../dmo/region-image.ts';
 import type { ActorId } from '../../../ids.ts';
 import type { Domain } from '../../../sched/types.ts';
 import type { CatalogEntry } from './actor-catalog.ts';
@@ -19,6 +19,7 @@ import {
   type ChannelLink,
   LINK_ADOPTED,
   LINK_IMAGE,
+  LINK_IMAGE_DMA,
   LINK_MIGRATE,
   LINK_REQUEST,
   LINK_STOP,
@@ -62,6 +63,8 @@ export class HostController {
   readonly #assembling = new Map<ActorId, ImageAssembler>();
   readonly #work = new FrameBuilder();
   readonly executed = new Map<ActorId, number>();
+  /** Messages the host refused, by reason (merged into the node's drop counters). */
+  readonly drops = new Map<string, number>();
 
   private constructor(options: HostControllerOptions, link: ChannelLink) {
     this.#options = options;
@@ -130,8 +133,8 @@ export class HostController {
       // The actor leaves: run what is already queued for it, then send its image.
       this.#leaving.add(actor);
       this.#maybeSendImage(actor);
-    } else if (kind === LINK_IMAGE) {
-      this.#receiveImage(actor, reader);
+    } else if (kind === LINK_IMAGE || kind === LINK_IMAGE_DMA) {
+      this.#receiveImage(kind, actor, reader);
     } else if (kind === LINK_ADOPTED) {
       // The NIC adopted the actor we sent: let go of our copy.
       this.#leaving.delete(actor);
@@ -254,16 +257,16 @@ export class HostController {
     if (this.#queues.some((q) => q.toArray().some((r) => r.actor === actor))) return;
     const heap = this.domain.heapOf(actor);
     if (!heap) return;
-    const image = new Uint8Array(regionImageSize(heap));
-    writeRegionImage(heap, image, 0);
-    this.#link.image(actor, image);
+    this.#link.image(actor, heap);
   }
 
   /** NIC → host: adopt the region, then tell the NIC to let go and hand over what it buffered. */
-  #receiveImage(actor: ActorId, reader: FrameReader): void {
-    reader.u32(); // total, checked by the assembler against the image header
-    reader.u32(); // offset: chunks arrive in order over the FIFO channel
-    const chunk = reader.bytesField();
+  #receiveImage(kind: typeof LINK_IMAGE | typeof LINK_IMAGE_DMA, actor: ActorId, reader: FrameReader): void {
+    const chunks = this.#link.imageChunks(kind, reader);
+    if (!chunks) {
+      this.drops.set('stray-image', (this.drops.get('stray-image') ?? 0) + 1);
+      return;
+    }
     let assembler = this.#assembling.get(actor);
     if (!assembler) {
       assembler = new ImageAssembler(this.domain, actor, {
@@ -271,10 +274,21 @@ export class HostController {
       });
       this.#assembling.set(actor, assembler);
     }
-    assembler.push(chunk);
-    if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
+    try {
+      for (const chunk of chunks) assembler.push(chunk);
+      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
+      assembler.finish();
+    } catch (error) {
+      // A damaged image: nothing adopted, the NIC still holds the actor and its buffered requests.
+      assembler.abort();
+      this.#assembling.delete(actor);
+      this.drops.set('corrupt-image', (this.drops.get('corrupt-image') ?? 0) + 1);
+      process.stderr.write(
+        `ipipe: migration of actor ${actor} to the host failed: ${(error as Error).message}\n`,
+      );
+      return;
+    }
     this.#assembling.delete(actor);
-    assembler.finish();
     this.#resident.add(actor);
     this.#leaving.delete(actor);
     this.#stopped.delete(actor);

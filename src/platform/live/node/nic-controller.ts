@@ -19,7 +19,7 @@ import { ActorTable } from '../../../actor/actor-table.ts';
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
-import { ImageAssembler, regionImageSize, writeRegionImage } from '../../../dmo/region-image.ts';
+import { ImageAssembler } from '../../../dmo/region-image.ts';
 import { ConfigError } from '../../../errors.ts';
 import { type ActorId, nodeId } from '../../../ids.ts';
 import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
@@ -34,6 +34,7 @@ import {
   LINK_DONE,
   LINK_ERROR,
   LINK_IMAGE,
+  LINK_IMAGE_DMA,
   LINK_MIGRATE,
   LINK_REPLY,
   LINK_REQUEST,
@@ -100,6 +101,9 @@ interface MigrationState {
 
 const DEDUP_ENTRIES = 65_536;
 
+/** A core whose current request has run this long gets no more work queued behind it (ms). */
+const PIPELINE_STALE_MS = 1;
+
 export class NicController {
   readonly table = new ActorTable();
   readonly scheduler: HybridScheduler<LiveRequest>;
@@ -118,7 +122,9 @@ export class NicController {
   readonly #options: NicControllerOptions;
   readonly #link: ChannelLink;
   readonly #cores: DomainCores;
-  readonly #running: (LiveRequest | null)[] = [];
+  /** What each core holds, in the order it runs them (the scheduler's coreQueueDepth bounds it). */
+  readonly #held: LiveRequest[][] = [];
+  readonly #skipped: Uint8Array;
   readonly #clientIds = new Map<string, number>();
   readonly #dedup = new Map<string, Uint8Array | null>();
   readonly #arrivals = new Map<string, number>();
@@ -143,7 +149,8 @@ export class NicController {
       settings: options.scheduler,
       nameOf: (id) => this.table.lookup(id)?.name ?? `actor ${id}`,
     });
-    for (let core = 0; core < options.cores; core++) this.#running.push(null);
+    for (let core = 0; core < options.cores; core++) this.#held.push([]);
+    this.#skipped = new Uint8Array(options.cores);
     this.#cores = new DomainCores({
       domain: 'nic',
       cores: options.cores,
@@ -360,40 +367,65 @@ export class NicController {
 
   // ── cores ────────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Hands queued work to cores, least-loaded core first: every idle core gets work before any
+   * core is given a second request, and no request is queued behind one that has already run
+   * longer than PIPELINE_STALE_MS (a long or runaway handler must not hold others back).
+   */
   #pump(): void {
     const now = wallNs();
-    for (let core = 0; core < this.#running.length; core++) {
+    const cores = this.#held.length;
+    const skipped = this.#skipped; // cores with nothing to take this round (a DRR core without DRR work)
+    skipped.fill(0);
+    for (;;) {
       if (!this.scheduler.hasQueuedWork()) return;
-      while (this.#running[core] === null && this.#cores.isAvailable(core)) {
-        const role = this.scheduler.roleOf(core);
-        const work = role === 'fcfs' ? this.scheduler.takeFcfs(core, now) : this.scheduler.takeDrr(core, now);
-        if (!work) break;
-        if (work.kind === 'exec') {
-          this.#running[core] = work.request;
-          this.#cores.send(core, core, work.request.workFrame(this.#work));
-        } else if (work.kind === 'forward') {
-          this.#link.request(
-            work.request.actor,
-            work.request.timerId,
-            work.request.origin,
-            work.request.payload,
-          );
-        } else if (work.kind === 'drop') {
-          this.#drop(work.reason);
-          this.#errorToClient(
-            work.request.origin,
-            work.request.actor,
-            'IPIPE_ERR_ACTOR_DEREGISTERED',
-            `actor ${work.request.actor} is not serving`,
-          );
+      let core = -1;
+      let fewest = Number.POSITIVE_INFINITY;
+      for (let c = 0; c < cores; c++) {
+        if (skipped[c] === 1 || !this.#cores.isReady(c) || !this.scheduler.coreHasRoom(c)) continue;
+        const held = (this.#held[c] as LiveRequest[]).length;
+        if (held > 0 && this.#cores.headRunningMs(c) > PIPELINE_STALE_MS) continue;
+        if (held < fewest) {
+          fewest = held;
+          core = c;
         }
+      }
+      if (core < 0) return;
+      const work =
+        this.scheduler.roleOf(core) === 'fcfs'
+          ? this.scheduler.takeFcfs(core, now)
+          : this.scheduler.takeDrr(core, now);
+      if (!work) {
+        skipped[core] = 1;
+        continue;
+      }
+      if (work.kind === 'exec') {
+        (this.#held[core] as LiveRequest[]).push(work.request);
+        if (!this.#cores.send(core, core, work.request.workFrame(this.#work))) {
+          // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
+          throw new Error(`NIC core ${core}: work ring full with ${fewest + 1} requests held`);
+        }
+      } else if (work.kind === 'forward') {
+        this.#link.request(
+          work.request.actor,
+          work.request.timerId,
+          work.request.origin,
+          work.request.payload,
+        );
+      } else if (work.kind === 'drop') {
+        this.#drop(work.reason);
+        this.#errorToClient(
+          work.request.origin,
+          work.request.actor,
+          'IPIPE_ERR_ACTOR_DEREGISTERED',
+          `actor ${work.request.actor} is not serving`,
+        );
       }
     }
   }
 
   #result(core: number, reader: FrameReader): void {
-    const request = this.#running[core];
-    this.#running[core] = null;
+    const request = (this.#held[core] as LiveRequest[]).shift();
     this.#cores.release(core);
     if (!request) return;
     const kind = reader.u8();
@@ -474,7 +506,8 @@ export class NicController {
         this.#count(actor, 'host');
         break;
       case LINK_IMAGE:
-        this.#receiveImage(actor, reader);
+      case LINK_IMAGE_DMA:
+        this.#receiveImage(kind, actor, reader);
         break;
       case LINK_ADOPTED:
         this.#adoptedByHost(actor);
@@ -491,9 +524,12 @@ export class NicController {
 
   /** A NIC handler overran its watchdog: deregister the actor; answer what it held with an error. */
   #watchdog(core: number): void {
-    const request = this.#running[core];
-    this.#running[core] = null;
+    const held = this.#held[core] as LiveRequest[];
+    const request = held[0];
     if (!request) return;
+    // The requests behind the runaway never ran: they go back, ahead of newer ones.
+    this.scheduler.returnQueued(core, wallNs());
+    held.length = 0;
     const actor = request.actor;
     const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
     this.#drop('watchdog');
@@ -573,20 +609,15 @@ export class NicController {
       const heap = this.domain.heapOf(migration.actor);
       if (!heap)
         throw new ConfigError('migrate', `actor ${this.#name(migration.actor)} has no heap on the NIC`);
-      const image = new Uint8Array(regionImageSize(heap));
-      writeRegionImage(heap, image, 0);
-      migration.stateBytes = image.length;
-      this.#link.image(migration.actor, image);
+      migration.stateBytes = this.#link.image(migration.actor, heap);
     }
   }
 
-  /** Leaving the host: the image arrives (its first chunk marks Ready); adopt it here. */
-  #receiveImage(actor: ActorId, reader: FrameReader): void {
+  /** Leaving the host: the image arrives (its first bytes mark Ready); adopt it here. */
+  #receiveImage(kind: typeof LINK_IMAGE | typeof LINK_IMAGE_DMA, actor: ActorId, reader: FrameReader): void {
     const migration = this.#migrating.get(actor);
-    reader.u32();
-    reader.u32();
-    const chunk = reader.bytesField();
-    if (migration?.from !== 'host') {
+    const chunks = this.#link.imageChunks(kind, reader);
+    if (migration?.from !== 'host' || !chunks) {
       this.#drop('stray-image');
       return;
     }
@@ -596,9 +627,19 @@ export class NicController {
       migration.assembler = new ImageAssembler(this.domain, actor, { exclusive });
     }
     const assembler = migration.assembler;
-    assembler.push(chunk);
-    if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
-    assembler.finish();
+    try {
+      for (const chunk of chunks) assembler.push(chunk);
+      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
+      assembler.finish();
+    } catch (error) {
+      // A damaged image: nothing was adopted and the host still holds the actor; the migration
+      // cannot complete (the actor stays buffered here) — say so loudly rather than serve bad state.
+      assembler.abort();
+      migration.assembler = null;
+      this.#drop('corrupt-image');
+      process.stderr.write(`ipipe: migration of ${this.#name(actor)} failed: ${(error as Error).message}\n`);
+      return;
+    }
     migration.stateBytes = assembler.receivedBytes;
     migration.assembler = null;
     this.#cores.forget(actor);
