@@ -12,6 +12,14 @@ if (!existsSync(built)) {
   const { register } = await import('tsx/esm/api');
   register();
   entry = join(root, 'src', 'cli', 'main.ts');
+} else {
+  // A built package still serves a user's .ts actor modules when tsx is installed.
+  try {
+    const { register } = await import('tsx/esm/api');
+    register();
+  } catch {
+    // No tsx: actor modules must be JavaScript.
+  }
 }
 const { main } = await import(pathToFileURL(entry).href);
 process.exitCode = await main(process.argv.slice(2));

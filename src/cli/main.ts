@@ -11,7 +11,13 @@ import { getProfile, knownProfileNames } from '../hw/index.ts';
 import { freshSeed } from '../random.ts';
 import { characterizeCommand } from './commands/characterize.ts';
 import { schedulerExperimentCommand } from './commands/experiment-scheduler.ts';
-import { LOAD_OPTION_HELP, loadCommand, parseLoadOptions, type RawLoadOptions } from './commands/load.ts';
+import {
+  LOAD_OPTION_HELP,
+  loadCommand,
+  parseLoadOptions,
+  type RawLoadOptions,
+  resolveLoadRequest,
+} from './commands/load.ts';
 import {
   migrateCommand,
   nodeRoleCommand,
@@ -302,7 +308,7 @@ function buildProgram(): Command {
   for (const option of LOAD_OPTION_HELP) load.option(option.flags, option.description);
   load.action(async (options) => {
     const raw = options as unknown as RawLoadOptions;
-    const result = await loadCommand(parseLoadOptions(raw, freshSeed));
+    const result = await loadCommand(await resolveLoadRequest(parseLoadOptions(raw, freshSeed), raw));
     if (result.answered === 0) actionExit = EXIT_CHECK_FAILED;
   });
 

@@ -18,6 +18,7 @@ import {
   parseRate,
   parseTarget,
   resolveLoadMode,
+  resolveLoadRequest,
 } from '../../src/cli/commands/load.ts';
 import { isIpipeError } from '../../src/errors.ts';
 import { type EchoServer, startEchoServer } from '../../src/platform/live/net/echo-server.ts';
@@ -175,5 +176,62 @@ describe('loadCommand', () => {
     assert.match(out, /throughput req\/s/);
     assert.match(out, /p99\.9/);
     assert.match(out, /seed 3/);
+  });
+});
+
+describe("--module / --message: requests in the actor's own schema", () => {
+  const ECHO = new URL('../../examples/echo.ts', import.meta.url).pathname;
+  const COUNTER = new URL('../../examples/counter.ts', import.meta.url).pathname;
+  const base = (raw: Record<string, string>) =>
+    parseLoadOptions({ target: '127.0.0.1:9', closed: '1', seed: '5', ...raw }, () => 1);
+
+  it("encodes the message with the named actor's codec and takes its id", async () => {
+    const raw = { module: COUNTER, actor: 'counter', message: '{"type":"get","key":7}' };
+    const options = await resolveLoadRequest(base(raw), raw);
+    assert.equal(options.actor, 1);
+    assert.ok(options.request);
+    const { counter } = await import('../../examples/counter.ts');
+    assert.deepEqual(counter.messages.decode(options.request.bytes), { type: 'get', key: 7 });
+    assert.equal(options.payloadBytes, options.request.bytes.length);
+  });
+
+  it('bytes fields from {"$bytes": n} (seeded) and {"$hex": "…"}', async () => {
+    const sized = { module: ECHO, message: '{"type":"echo","data":{"$bytes":40}}' };
+    const first = await resolveLoadRequest(base(sized), sized);
+    const again = await resolveLoadRequest(base(sized), sized);
+    const { echo } = await import('../../examples/echo.ts');
+    const decoded = echo.messages.decode(first.request?.bytes ?? new Uint8Array()) as { data: Uint8Array };
+    assert.equal(decoded.data.length, 40);
+    assert.ok(
+      decoded.data.some((b) => b !== 0),
+      'pseudo-random, not zeros',
+    );
+    assert.deepEqual(first.request?.bytes, again.request?.bytes, 'same seed, same bytes');
+    const hex = { module: ECHO, message: '{"type":"echo","data":{"$hex":"0a0bff"}}' };
+    const fromHex = await resolveLoadRequest(base(hex), hex);
+    const data = (echo.messages.decode(fromHex.request?.bytes ?? new Uint8Array()) as { data: Uint8Array })
+      .data;
+    assert.deepEqual([...data], [10, 11, 255]);
+  });
+
+  it('refuses what cannot be sent, saying what to do', async () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ module: COUNTER, actor: 'nope', message: '{}' }, /no such actor; it has 1 \(counter\)/],
+      [{ module: COUNTER, message: '{"type":"get"' }, /not valid JSON/],
+      [
+        { module: COUNTER, message: '{"type":"get","key":"x"}' },
+        /does not fit actor counter.*its schema: add/,
+      ],
+      [{ module: ECHO, message: '{"type":"echo","data":{"$hex":"abc"}}' }, /even number of hex digits/],
+      [{ module: '/no/such/file.ts', message: '{}' }, /no such module/],
+    ];
+    for (const [raw, pattern] of cases) {
+      await assert.rejects(resolveLoadRequest(base(raw), raw), usage(pattern), JSON.stringify(raw));
+    }
+    assert.throws(() => base({ module: ECHO }), usage(/--module and --message go together/));
+    assert.throws(
+      () => base({ module: ECHO, message: '{}', size: '8' }),
+      usage(/with --message the request is the encoded message/),
+    );
   });
 });

@@ -3,19 +3,31 @@
  * Parsers for its options, each throwing a UsageError that names the option and the accepted form,
  * and `loadCommand`, which runs the load and prints a table, or one JSON document with `--json`.
  *
- * This is CLI code living beside the library it drives until it is wired into src/cli/ (then it
- * belongs in src/cli/commands/load.ts); it only imports cli/output.ts, which has no dependencies.
+ * With `--module` and `--message` the requests are a real message of the target actor's schema,
+ * encoded with its codec (otherwise random bytes, which only an echo server accepts).
  */
 
 import { ConfigError, UsageError } from '../../errors.ts';
 import { type LoadMode, type LoadResult, runLoad, splitHostPort } from '../../platform/live/net/load.ts';
 import { DEFAULT_MAX_FRAME_BYTES, HEADER_BYTES } from '../../platform/live/net/wire.ts';
+import { loadDefinitions } from '../../platform/live/node/actor-catalog.ts';
 import { formatNumber, paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+import { catalogOf } from './run.ts';
+
+/** A request encoded with an actor's own codec (`--module` + `--message`). */
+export interface LoadRequest {
+  /** The encoded message every request carries. */
+  readonly bytes: Uint8Array;
+  /** For the report: the actor's name and the message as given. */
+  readonly description: string;
+}
 
 /** Everything `loadCommand` needs, already validated. */
 export interface LoadCommandOptions {
   readonly target: string;
   readonly actor: number;
+  /** Set by `resolveLoadRequest` when `--module`/`--message` were given; else random bytes of `payloadBytes`. */
+  readonly request?: LoadRequest;
   readonly mode: LoadMode;
   readonly payloadBytes: number;
   readonly durationMs: number;
@@ -38,6 +50,8 @@ export interface RawLoadOptions {
   readonly seed?: string;
   readonly timeout?: string;
   readonly retries?: string;
+  readonly module?: string;
+  readonly message?: string;
   readonly json?: boolean;
 }
 
@@ -62,10 +76,23 @@ export const LOAD_OPTION_HELP: readonly { readonly flags: string; readonly descr
     description: 'open loop: Poisson arrivals at this rate (exclusive with --closed)',
   },
   { flags: '--closed <n>', description: 'closed loop: keep n requests outstanding (exclusive with --rate)' },
-  { flags: '--actor <id>', description: `actor id the requests go to (default ${LOAD_DEFAULTS.actor})` },
+  {
+    flags: '--actor <id|name>',
+    description: `actor the requests go to: its id, or its name with --module (default ${LOAD_DEFAULTS.actor})`,
+  },
   {
     flags: '--size <bytes>',
-    description: `request payload bytes, 0..${DEFAULT_MAX_FRAME_BYTES - HEADER_BYTES} (default ${LOAD_DEFAULTS.sizeBytes})`,
+    description: `random request payload bytes, 0..${DEFAULT_MAX_FRAME_BYTES - HEADER_BYTES} (default ${LOAD_DEFAULTS.sizeBytes}; not with --message)`,
+  },
+  {
+    flags: '--module <path>',
+    description:
+      'the actor module the node runs (as given to ipipe run): requests are encoded with its codec',
+  },
+  {
+    flags: '--message <json>',
+    description:
+      'with --module: the request as JSON, e.g. \'{"type":"add","key":1,"amount":2}\'; bytes fields as {"$bytes":64} or {"$hex":"0a0b"}',
   },
   { flags: '--duration <time>', description: 'measured time, e.g. 10s or 500ms (default 10s)' },
   { flags: '--warmup <time>', description: 'unmeasured lead-in, e.g. 1s, or 0 (default 1s)' },
@@ -180,9 +207,21 @@ export function parseLoadOptions(raw: RawLoadOptions, freshSeed: () => number): 
     raw.rate === undefined ? undefined : parseRate(raw.rate),
     raw.closed === undefined ? undefined : parseOutstanding(raw.closed),
   );
+  if ((raw.module === undefined) !== (raw.message === undefined)) {
+    throw new UsageError(
+      '--module and --message go together: --module names the actor module, --message the request in its schema',
+    );
+  }
+  if (raw.message !== undefined && raw.size !== undefined) {
+    throw new UsageError(
+      '--size sets random payloads; with --message the request is the encoded message: drop --size',
+    );
+  }
+  // With --module the actor may be named; resolveLoadRequest turns the name into its id.
+  const named = raw.module !== undefined && raw.actor !== undefined && !/^\d+$/.test(raw.actor.trim());
   return {
     target: parseTarget(raw.target),
-    actor: raw.actor === undefined ? LOAD_DEFAULTS.actor : parseActorId(raw.actor),
+    actor: raw.actor === undefined || named ? LOAD_DEFAULTS.actor : parseActorId(raw.actor),
     mode,
     payloadBytes: raw.size === undefined ? LOAD_DEFAULTS.sizeBytes : parsePayloadSize()(raw.size),
     durationMs:
@@ -197,6 +236,96 @@ export function parseLoadOptions(raw: RawLoadOptions, freshSeed: () => number): 
   };
 }
 
+/**
+ * `--module`/`--message`: loads the module the node runs, finds the actor (by the id or name
+ * given to `--actor`, numbered as `ipipe run` numbers them), and encodes the message with the
+ * actor's codec — so the node decodes every request instead of refusing random bytes.
+ */
+export async function resolveLoadRequest(
+  options: LoadCommandOptions,
+  raw: RawLoadOptions,
+): Promise<LoadCommandOptions> {
+  if (raw.module === undefined || raw.message === undefined) return options;
+  const catalog = await catalogOf(raw.module);
+  const wanted = raw.actor?.trim();
+  const entry =
+    wanted === undefined
+      ? catalog.length === 1
+        ? catalog[0]
+        : undefined
+      : catalog.find((e) => e.name === wanted || String(e.id) === wanted);
+  if (!entry) {
+    const known = catalog.map((e) => `${e.id} (${e.name})`).join(', ');
+    throw new UsageError(
+      wanted === undefined
+        ? `${raw.module} has several actors: choose one with --actor <id|name> (${known})`
+        : `--actor ${wanted}: ${raw.module} has no such actor; it has ${known}`,
+    );
+  }
+  const [definition] = await loadDefinitions([entry]);
+  if (!definition) throw new UsageError(`could not load actor ${entry.name} from ${raw.module}`);
+  const codec = definition.messages;
+  let message: unknown;
+  try {
+    message = JSON.parse(raw.message, bytesReviver(options.seed));
+  } catch (error) {
+    throw new UsageError(`--message is not valid JSON (${(error as Error).message}): ${raw.message}`);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = codec.encode(message as never);
+  } catch (error) {
+    throw new UsageError(
+      `--message does not fit actor ${entry.name}'s messages (${(error as Error).message}); its schema: ${codec.describe()}`,
+    );
+  }
+  const maxPayload = DEFAULT_MAX_FRAME_BYTES - HEADER_BYTES;
+  if (bytes.length > maxPayload) {
+    throw new UsageError(
+      `--message encodes to ${bytes.length} B, more than a frame carries (${maxPayload} B)`,
+    );
+  }
+  return {
+    ...options,
+    actor: entry.id,
+    payloadBytes: bytes.length,
+    request: { bytes, description: `${entry.name} ${raw.message}` },
+  };
+}
+
+/** `{"$bytes": n}` → n seeded pseudo-random bytes; `{"$hex": "0a0b"}` → those bytes. */
+function bytesReviver(seed: number): (key: string, value: unknown) => unknown {
+  let state = seed >>> 0 || 1;
+  return (_key, value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    if (keys.length !== 1) return value;
+    if (keys[0] === '$bytes') {
+      const count = record['$bytes'];
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > 65_536) {
+        throw new UsageError(`{"$bytes": n} needs an integer n in [0, 65536], got ${JSON.stringify(count)}`);
+      }
+      const out = new Uint8Array(count);
+      for (let i = 0; i < count; i++) {
+        state ^= state << 13;
+        state ^= state >>> 17;
+        state ^= state << 5;
+        out[i] = state & 0xff;
+      }
+      return out;
+    }
+    if (keys[0] === '$hex') {
+      const hex = record['$hex'];
+      if (typeof hex !== 'string' || !/^(?:[0-9a-fA-F]{2})*$/.test(hex)) {
+        throw new UsageError(`{"$hex": "…"} needs an even number of hex digits, got ${JSON.stringify(hex)}`);
+      }
+      return Uint8Array.from(hex.match(/../g) ?? [], (pair) => Number.parseInt(pair, 16));
+    }
+    return value;
+  };
+}
+
 /** The JSON document `--json` prints. */
 export function loadDocument(
   result: LoadResult,
@@ -205,14 +334,14 @@ export function loadDocument(
 }
 
 /** The human-readable form: a summary line, then counts and latencies as tables. */
-export function renderLoad(result: LoadResult): string {
+export function renderLoad(result: LoadResult, request?: LoadRequest): string {
   const mode =
     result.mode.kind === 'open'
       ? `open loop, Poisson ${formatNumber(result.mode.ratePerSec)} req/s`
       : `closed loop, ${result.mode.outstanding} outstanding`;
   const lines = [
     paint('bold', `load → ${result.target}, actor ${result.actorId}: ${mode}`),
-    `payload ${result.payloadBytes ?? 'per request'} B, warm-up ${result.warmupMs} ms, measured ${result.durationMs} ms, seed ${result.seed}`,
+    `${request === undefined ? `payload ${result.payloadBytes ?? 'per request'} B` : `request ${request.description} (${request.bytes.length} B)`}, warm-up ${result.warmupMs} ms, measured ${result.durationMs} ms, seed ${result.seed}`,
     '',
     table(
       ['sent', 'answered', 'timeouts', 'errors', 'throughput req/s', 'offered req/s', 'achieved req/s'],
@@ -283,7 +412,9 @@ export async function loadCommand(
       target: options.target,
       actor: options.actor,
       mode: options.mode,
-      payloadBytes: options.payloadBytes,
+      ...(options.request === undefined
+        ? { payloadBytes: options.payloadBytes }
+        : { makePayload: () => (options.request as LoadRequest).bytes }),
       durationMs: options.durationMs,
       warmupMs: options.warmupMs,
       seed: options.seed,
@@ -295,6 +426,6 @@ export async function loadCommand(
     bar.done();
   }
   if (options.json) output.json(loadDocument(result));
-  else output.text(renderLoad(result));
+  else output.text(renderLoad(result, options.request));
   return result;
 }

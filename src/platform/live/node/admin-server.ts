@@ -66,7 +66,9 @@ export function nodeMetrics(node: LiveNode): client.Registry {
     labelNames: ['reason'],
     registers: [registry],
     collect() {
-      for (const [reason, count] of nic.drops) sync(this, `drop/${reason}`, { reason }, count);
+      // Both domains' drops (the host's prefixed host-), as LiveNode.stats reports them.
+      for (const [reason, count] of Object.entries(node.stats().drops))
+        sync(this, `drop/${reason}`, { reason }, count);
     },
   });
   new client.Counter({
@@ -97,14 +99,22 @@ export function nodeMetrics(node: LiveNode): client.Registry {
         sync(this, `mig/${key}`, { actor: entry.actor, to: entry.to }, entry.count);
     },
   });
-  const phases = new client.Summary({
+  let phasesSeen = 0;
+  new client.Summary({
     name: 'ipipe_migration_phase_seconds',
     help: 'Duration of each migration phase (prepare, ready, gone, clean).',
     labelNames: ['phase'],
     percentiles: [0.5, 0.99],
     registers: [registry],
+    collect() {
+      // Each completed migration is observed once, at the first scrape after it.
+      for (; phasesSeen < nic.migrations.length; phasesSeen++) {
+        const m = nic.migrations[phasesSeen];
+        if (!m) break;
+        for (const [phase, ms] of Object.entries(m.phasesMs)) this.observe({ phase }, ms / 1000);
+      }
+    },
   });
-  let phasesSeen = 0;
   new client.Gauge({
     name: 'ipipe_actor_domain',
     help: 'Where each actor runs: 0 NIC, 1 host, 2 migrating.',
@@ -113,12 +123,6 @@ export function nodeMetrics(node: LiveNode): client.Registry {
     collect() {
       for (const entry of nic.table.values())
         this.set({ actor: entry.name }, DOMAIN_CODE[nic.domainOf(entry.id)] ?? -1);
-      // Migration phases are observed here too, once each, as migrations complete.
-      for (; phasesSeen < nic.migrations.length; phasesSeen++) {
-        const m = nic.migrations[phasesSeen];
-        if (!m) break;
-        for (const [phase, ms] of Object.entries(m.phasesMs)) phases.observe({ phase }, ms / 1000);
-      }
     },
   });
   new client.Gauge({

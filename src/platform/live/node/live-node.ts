@@ -58,19 +58,25 @@ export interface LiveNodeStats {
 }
 
 /**
- * Live defaults for the scheduler's thresholds. The paper's rule — the mean and p99 latency of
- * plain forwarding through the NIC at line rate — applied to this runtime: a request through the
- * live node (UDP, scheduler, a worker core and back) takes ~0.1–0.5 ms on a 2-core machine, two
- * orders of magnitude above a LiquidIO's 40 µs, so the CN2350 figures would migrate everything.
+ * Live defaults for the scheduler. The paper's rule for the thresholds — the mean and p99 latency
+ * of plain forwarding through the NIC at line rate — applied to this runtime: an echo through the
+ * live node (UDP, scheduler, a worker core and back) takes ~0.1–0.3 ms unloaded and ~2.4 ms at
+ * p50 / ~12 ms at p99 with 64 requests outstanding at its peak rate on a 2-vCPU VM
+ * (bench/RESULTS.md), two orders of magnitude above a LiquidIO's 40 µs, so the CN2350 figures
+ * would push every actor to the host at once. Mean 2 ms / tail 8 ms sit at the knee of that
+ * curve: a NIC domain running near its capacity pushes its heaviest actor out, a lightly loaded
+ * one never does. The settle time is 50 ms (not 2 ms) because the live latency estimate moves
+ * with wall-clock noise (timers, GC, the VM) that the simulator does not have.
  */
 export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze({
   meanThreshNs: 2_000_000,
   tailThreshNs: 8_000_000,
   settleNs: 50_000_000,
-  // Handing a request to a worker core costs a doorbell (a futex wake, ~25–50 µs on a VM when
-  // the core sleeps) and an event-loop turn for its result; a handler costs a few µs. With one
-  // request per core the node ran ~8 k echo requests/s; a core holding up to 16 lets one wake-up
-  // carry a batch. Exclusive actors still have one request in flight (see coreQueueDepth).
+  // Handing a request to a worker core costs a doorbell (a futex wake, ~25–50 µs on a VM when the
+  // core sleeps) and an event-loop turn for its result, while a handler costs a few µs. With one
+  // request per core the node served 9.9 k echo requests/s (0.14× a bare node:dgram echo); with
+  // a core holding up to 16, one wake-up carries a batch: 21.7 k/s (0.35×), bench/RESULTS.md.
+  // Exclusive actors still have one request in flight (see coreQueueDepth).
   coreQueueDepth: 16,
 });
 
