@@ -1,14 +1,10 @@
 /**
  * Errors of the NIC↔host message channel (iPipe §3 "Host–NIC messaging": a message whose checksum
  * fails is never delivered; the consumer is told, and a counter records it).
- *
- * Stop-gap codes: these subclass the codec's DecodeError / EncodeError (IPIPE_ERR_CODEC_DECODE /
- * _ENCODE) until errors.ts grows channel codes — proposed: IPIPE_ERR_CHANNEL_CHECKSUM,
- * IPIPE_ERR_CHANNEL_FRAME, IPIPE_ERR_CHANNEL_MESSAGE_TOO_LARGE. Catch them by class (or by `reason`),
- * not by code, so the switch to dedicated codes changes nothing for callers.
+ * Codes IPIPE_ERR_CHANNEL_CHECKSUM, _FRAME and _MESSAGE_TOO_LARGE (docs/errors.md).
  */
 
-import { DecodeError, EncodeError } from '../../../errors.ts';
+import { IpipeError } from '../../../errors.ts';
 
 /** Which transport raised a channel error. */
 export type ChannelTransport = 'ring' | 'tcp';
@@ -18,7 +14,7 @@ export type ChannelTransport = 'ring' | 'tcp';
  * receiver's `checksumFailures` counter incremented. On a ring the channel goes on with the next
  * message; over TCP the byte stream cannot be trusted any more, so the connection is closed.
  */
-export class ChannelChecksumError extends DecodeError {
+export class ChannelChecksumError extends IpipeError {
   readonly reason = 'checksum' as const;
   readonly transport: ChannelTransport;
   readonly lengthBytes: number;
@@ -31,6 +27,7 @@ export class ChannelChecksumError extends DecodeError {
     computedChecksum: number,
   ) {
     super(
+      'IPIPE_ERR_CHANNEL_CHECKSUM',
       `${transport} message of ${lengthBytes} bytes failed its CRC-32C check (stored 0x${hex(storedChecksum)}, ` +
         `computed 0x${hex(computedChecksum)}); it was dropped — the sender's bytes were damaged in transit` +
         (transport === 'tcp' ? ' and the connection was closed; reconnect' : ''),
@@ -47,13 +44,14 @@ export class ChannelChecksumError extends DecodeError {
  * that runs past the published tail or the ring's end. Nothing after it can be framed, so the TCP
  * connection is closed, and a ring skips to the published tail (the dropped bytes are counted).
  */
-export class ChannelFrameError extends DecodeError {
+export class ChannelFrameError extends IpipeError {
   readonly reason = 'frame' as const;
   readonly transport: ChannelTransport;
   readonly lengthBytes: number;
   readonly maxFrameBytes: number;
   constructor(transport: ChannelTransport, lengthBytes: number, maxFrameBytes: number, what: string) {
     super(
+      'IPIPE_ERR_CHANNEL_FRAME',
       `${transport} frame header announces ${lengthBytes} bytes (${what}; at most ${maxFrameBytes} allowed); ` +
         (transport === 'tcp'
           ? 'the connection was closed — check that both ends use the same framing and maxFrameBytes'
@@ -66,12 +64,13 @@ export class ChannelFrameError extends DecodeError {
 }
 
 /** A send of a message that could never fit (over the ring's or the connection's maximum). */
-export class ChannelMessageTooLargeError extends EncodeError {
+export class ChannelMessageTooLargeError extends IpipeError {
   readonly reason = 'message-too-large' as const;
   readonly lengthBytes: number;
   readonly maxMessageBytes: number;
   constructor(lengthBytes: number, maxMessageBytes: number) {
     super(
+      'IPIPE_ERR_CHANNEL_MESSAGE_TOO_LARGE',
       `a ${lengthBytes}-byte message exceeds the channel's maximum of ${maxMessageBytes} bytes: ` +
         'split it, or create the channel with a larger capacity (a ring takes messages up to half its size)',
     );

@@ -21,7 +21,6 @@ export {
 } from './errors.ts';
 /** The load generator. */
 export { runLoad, splitHostPort } from './load.ts';
-/** `ipipe load`: the command and its option parsers. */
 
 /** The frame format: encode, seal in place, validate, error bodies, drop counters. */
 export {

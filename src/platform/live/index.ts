@@ -1,0 +1,25 @@
+/**
+ * The live platform (`ipipe/live`): a node that serves real UDP clients with worker threads as
+ * NIC and host cores, shared-memory rings (or TCP, for a NIC domain on a DPU) as the NIC↔host
+ * channel, and the paper's four-phase migration; plus the client library, the load generator and
+ * the admin endpoint. Value exports first, then type exports.
+ */
+
+export { createSharedChannelPair, SharedChannelEndpoint } from './channel/channel.ts';
+export { connectTcpChannel, listenTcpChannel } from './channel/tcp-channel.ts';
+export { IpipeClient } from './net/client.ts';
+export { isNetError, NetError, RemoteError, RequestTimeoutError } from './net/errors.ts';
+export { runLoad } from './net/load.ts';
+export { nodeMetrics, startAdminServer } from './node/admin-server.ts';
+export {
+  LIVE_SCHEDULER_DEFAULTS,
+  LiveNode,
+  startHostDomain,
+  startNicDomain,
+} from './node/live-node.ts';
+
+export type { MessageChannel } from './channel/channel.ts';
+export type { ClientOptions } from './net/client.ts';
+export type { LoadMode, LoadOptions, LoadResult } from './net/load.ts';
+export type { AdminServer } from './node/admin-server.ts';
+export type { LiveMigrationRecord, LiveNodeOptions, LiveNodeStats } from './node/live-node.ts';
