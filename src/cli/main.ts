@@ -25,6 +25,7 @@ import {
   parsePlacement,
   runCommand,
 } from './commands/run.ts';
+import { showcaseCommand } from './commands/showcase.ts';
 import { walkthroughCommand } from './commands/walkthrough.ts';
 import {
   parseChoice,
@@ -62,12 +63,18 @@ function buildProgram(): Command {
   program
     .command('showcase')
     .description(
-      'the most telling end-to-end run ipipe can give today (currently: the scheduler walkthrough)',
+      'iPipe end to end: the scheduler walkthrough on a simulated SmartNIC, then the same actors on a live node',
     )
     .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
+    .option('--simulated-only', 'skip the live half (no threads or sockets)')
     .option('--json', 'print one JSON document instead of text')
-    .action((options) => {
-      walkthroughCommand({ seed: options.seed ?? freshSeed(), json: options.json === true });
+    .action(async (options) => {
+      const whole = await showcaseCommand({
+        seed: options.seed ?? freshSeed(),
+        json: options.json === true,
+        simulatedOnly: options.simulatedOnly === true,
+      });
+      if (!whole) actionExit = EXIT_CHECK_FAILED;
     });
 
   const walkthrough = program.command('walkthrough').description('scripted, explained runs of one mechanism');

@@ -86,6 +86,8 @@ class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
   readonly mailbox = new Mailbox<R>();
   readonly buffered = new Mailbox<R>();
   running = 0;
+  /** The core holding this actor's requests while `running > 0` (an exclusive actor has one). */
+  heldBy = -1;
   deficitNs = 0;
   inReadyList = false;
   executed = 0;
@@ -285,10 +287,9 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     while (!this.#ready.isEmpty()) {
       const actor = this.#ready.shift() as ActorRecord<R>;
       actor.inReadyList = false;
-      if (actor.mode !== 'fcfs' || actor.mailbox.isEmpty() || (actor.exclusive && actor.running > 0))
-        continue;
+      if (actor.mode !== 'fcfs' || actor.mailbox.isEmpty() || this.#heldElsewhere(actor, core)) continue;
       const request = actor.mailbox.shift() as R;
-      if (!actor.exclusive && !actor.mailbox.isEmpty()) this.#markReady(actor);
+      if (!actor.mailbox.isEmpty()) this.#markReady(actor);
       return this.#start(core, actor, request, now);
     }
     return this.#dispatchShared(core, now);
@@ -325,7 +326,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
         actor.mailbox.push(request);
         return { kind: 'mailbox', request };
       case 'fcfs':
-        if (actor.exclusive && (actor.running > 0 || !actor.mailbox.isEmpty())) {
+        if (this.#heldElsewhere(actor, core) || (actor.exclusive && !actor.mailbox.isEmpty())) {
           actor.mailbox.push(request);
           return { kind: 'mailbox', request };
         }
@@ -333,10 +334,14 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     }
   }
 
-  /** True when `coreId` may take more work now: it holds fewer requests than `coreQueueDepth`. */
+  /**
+   * True when `coreId` may take more work now: it is idle, or it is an FCFS core (with no role
+   * change pending) holding fewer than `coreQueueDepth` requests. DRR cores take work only when
+   * idle: a DRR visit's deficit is charged as requests complete, so queueing several on one core
+   * would let one actor overdraw its quantum.
+   */
   coreHasRoom(coreId: number): boolean {
-    const core = this.#core(coreId);
-    return core.current === null || 1 + core.next.length < this.settings.coreQueueDepth;
+    return this.#hasRoom(this.#core(coreId));
   }
 
   /**
@@ -351,6 +356,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     for (let i = core.next.length - 1; i >= 0; i--) {
       const { actor, request } = core.next[i] as { actor: ActorRecord<R>; request: R };
       actor.running--;
+      if (actor.running === 0) actor.heldBy = -1;
       if (actor.mode === 'fcfs' || actor.mode === 'drr') {
         actor.mailbox.unshift(request);
         if (actor.mode === 'fcfs') this.#markReady(actor);
@@ -382,6 +388,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       core.currentRequest = null;
     }
     actor.running--;
+    if (actor.running === 0) actor.heldBy = -1;
     actor.executed++;
     const latencyNs = now - request.arrivalNs;
     // These cores are NIC cores: this is NIC-side µᵢ (host-side times arrive by recordHostExecution).
@@ -903,6 +910,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       core.busySinceNs = now;
     }
     actor.running++;
+    actor.heldBy = core.id;
     return { kind: 'exec', request };
   }
 
@@ -924,19 +932,36 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     actor.requestBytes.add(request.sizeBytes);
   }
 
+  #hasRoom(core: CoreRecord<R>): boolean {
+    if (core.current === null) return true;
+    return (
+      core.role === 'fcfs' &&
+      core.pendingRole === null &&
+      1 + core.next.length < this.settings.coreQueueDepth
+    );
+  }
+
+  /**
+   * An exclusive actor runs on one core at a time; with queue depths above 1 the core already
+   * holding its requests may take more of them (it runs them one after another, in order).
+   */
+  #heldElsewhere(actor: ActorRecord<R>, core: CoreRecord<R>): boolean {
+    return actor.exclusive && actor.running > 0 && actor.heldBy !== core.id;
+  }
+
   #coreWithRoom(coreId: number, role: CoreRole, now: number): CoreRecord<R> | null {
     const core = this.#core(coreId);
-    if (core.current && 1 + core.next.length >= this.settings.coreQueueDepth) {
+    if (!this.#hasRoom(core)) {
       throw new SchedulerStateError(
         this.settings.coreQueueDepth === 1
           ? `core ${coreId} asked for work while still running a request`
-          : `core ${coreId} asked for work while holding ${this.settings.coreQueueDepth} requests (its queue depth)`,
+          : `core ${coreId} asked for work without room (it holds ${1 + core.next.length} of ${this.settings.coreQueueDepth}; ` +
+              'a DRR core, or one changing role, takes work only when idle): check coreHasRoom first',
       );
     }
     this.#advanceClock(now);
+    // A role change waits until the core has run what it holds (#hasRoom refuses until then).
     if (core.pendingRole) {
-      // A role change waits until the core has run what it holds.
-      if (core.current) return null;
       core.role = core.pendingRole;
       core.pendingRole = null;
     }

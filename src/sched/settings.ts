@@ -48,8 +48,9 @@ export interface SchedulerSettings {
    * Requests a core may hold at once: the one it runs and those handed to it to run next, in
    * order. 1 is the paper's model (a core takes work only when idle). A platform whose hand-off to
    * a core costs far more than a short handler (the live platform: a doorbell and an event-loop
-   * turn per request) sets more, so one hand-off carries a batch; an exclusive actor still never
-   * has more than one request held by any core.
+   * turn per request) sets more, so one hand-off carries a batch. Only FCFS cores hold more than
+   * one (a DRR visit is charged as requests complete), and an exclusive actor's requests are held
+   * by one core at a time, which runs them in order.
    */
   readonly coreQueueDepth: number;
   /** Master switches, so experiments can run FCFS-only, DRR-only or without migration. */

@@ -5,21 +5,20 @@
  * the admin endpoint. Value exports first, then type exports.
  */
 
+export type { MessageChannel } from './channel/channel.ts';
 export { createSharedChannelPair, SharedChannelEndpoint } from './channel/channel.ts';
 export { connectTcpChannel, listenTcpChannel } from './channel/tcp-channel.ts';
+export type { ClientOptions } from './net/client.ts';
 export { IpipeClient } from './net/client.ts';
 export { isNetError, NetError, RemoteError, RequestTimeoutError } from './net/errors.ts';
+export type { LoadMode, LoadOptions, LoadResult } from './net/load.ts';
 export { runLoad } from './net/load.ts';
+export type { AdminServer } from './node/admin-server.ts';
 export { nodeMetrics, startAdminServer } from './node/admin-server.ts';
+export type { LiveMigrationRecord, LiveNodeOptions, LiveNodeStats } from './node/live-node.ts';
 export {
   LIVE_SCHEDULER_DEFAULTS,
   LiveNode,
   startHostDomain,
   startNicDomain,
 } from './node/live-node.ts';
-
-export type { MessageChannel } from './channel/channel.ts';
-export type { ClientOptions } from './net/client.ts';
-export type { LoadMode, LoadOptions, LoadResult } from './net/load.ts';
-export type { AdminServer } from './node/admin-server.ts';
-export type { LiveMigrationRecord, LiveNodeOptions, LiveNodeStats } from './node/live-node.ts';

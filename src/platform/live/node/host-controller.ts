@@ -46,6 +46,8 @@ export interface HostControllerOptions {
   readonly maxActors: number;
   readonly watchdogMs: number;
   readonly ringBytes: number;
+  /** Requests a host core may hold at once (the NIC scheduler's coreQueueDepth; see there). */
+  readonly coreQueueDepth: number;
 }
 
 export class HostController {
@@ -54,7 +56,8 @@ export class HostController {
   readonly #link: ChannelLink;
   readonly #cores: DomainCores;
   readonly #queues: Mailbox<LiveRequest>[] = [];
-  readonly #running: (LiveRequest | null)[] = [];
+  /** What each core holds, in the order it runs them. */
+  readonly #held: LiveRequest[][] = [];
   /** Actors whose heap is on the host. */
   readonly #resident = new Set<ActorId>();
   /** Actors moving to the NIC: their requests still queued here run first; nothing new is taken. */
@@ -76,7 +79,7 @@ export class HostController {
     });
     for (let core = 0; core < options.cores; core++) {
       this.#queues.push(new Mailbox<LiveRequest>());
-      this.#running.push(null);
+      this.#held.push([]);
     }
     this.#cores = new DomainCores({
       domain: 'host',
@@ -110,7 +113,7 @@ export class HostController {
   }
 
   get busy(): boolean {
-    return this.#running.some((r) => r !== null) || this.#queues.some((q) => !q.isEmpty());
+    return this.#held.some((held) => held.length > 0) || this.#queues.some((q) => !q.isEmpty());
   }
 
   async stop(): Promise<void> {
@@ -161,7 +164,8 @@ export class HostController {
     if (!(this.#options.definitions.get(actor)?.exclusive ?? true)) {
       let shortest = Number.POSITIVE_INFINITY;
       for (let c = 0; c < this.#queues.length; c++) {
-        const length = (this.#queues[c] as Mailbox<LiveRequest>).length + (this.#running[c] ? 1 : 0);
+        const length =
+          (this.#queues[c] as Mailbox<LiveRequest>).length + (this.#held[c] as LiveRequest[]).length;
         if (length < shortest) {
           shortest = length;
           core = c;
@@ -178,27 +182,35 @@ export class HostController {
 
   // ── cores ────────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Hands `core` the head of its queue while it holds fewer than coreQueueDepth requests. An
+   * exclusive actor's requests are all steered to one core, so holding several keeps them in order.
+   */
   #pump(core: number): void {
-    if (this.#running[core] || !this.#cores.isAvailable(core)) return;
-    const request = (this.#queues[core] as Mailbox<LiveRequest>).shift();
-    if (!request) return;
-    if (this.#stopped.has(request.actor)) {
-      this.#refuse(
-        request.origin,
-        request.actor,
-        'IPIPE_ERR_ACTOR_DEREGISTERED',
-        `actor ${request.actor} was stopped`,
-      );
-      this.#pump(core);
-      return;
+    const held = this.#held[core] as LiveRequest[];
+    const queue = this.#queues[core] as Mailbox<LiveRequest>;
+    while (held.length < this.#options.coreQueueDepth && this.#cores.isReady(core)) {
+      const request = queue.shift();
+      if (!request) return;
+      if (this.#stopped.has(request.actor)) {
+        this.#refuse(
+          request.origin,
+          request.actor,
+          'IPIPE_ERR_ACTOR_DEREGISTERED',
+          `actor ${request.actor} was stopped`,
+        );
+        continue;
+      }
+      held.push(request);
+      if (!this.#cores.send(core, core, request.workFrame(this.#work))) {
+        // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
+        throw new Error(`host core ${core}: work ring full with ${held.length} requests held`);
+      }
     }
-    this.#running[core] = request;
-    this.#cores.send(core, core, request.workFrame(this.#work));
   }
 
   #result(core: number, reader: FrameReader): void {
-    const request = this.#running[core];
-    this.#running[core] = null;
+    const request = (this.#held[core] as LiveRequest[]).shift();
     this.#cores.release(core);
     if (!request) return;
     const kind = reader.u8();
@@ -234,8 +246,12 @@ export class HostController {
   }
 
   #watchdog(core: number): void {
-    const request = this.#running[core];
-    this.#running[core] = null;
+    const held = this.#held[core] as LiveRequest[];
+    const request = held.shift();
+    // The requests behind the runaway never ran: back to the front of the queue, in order.
+    const queue = this.#queues[core] as Mailbox<LiveRequest>;
+    for (let i = held.length - 1; i >= 0; i--) queue.unshift(held[i] as LiveRequest);
+    held.length = 0;
     if (!request) return;
     const actor = request.actor;
     this.#stopped.add(actor);
@@ -253,7 +269,7 @@ export class HostController {
 
   /** Ready (host → NIC): nothing of the actor runs or waits here; send its region (Gone). */
   #maybeSendImage(actor: ActorId): void {
-    if (this.#running.some((r) => r?.actor === actor)) return;
+    if (this.#held.some((held) => held.some((r) => r.actor === actor))) return;
     if (this.#queues.some((q) => q.toArray().some((r) => r.actor === actor))) return;
     const heap = this.domain.heapOf(actor);
     if (!heap) return;

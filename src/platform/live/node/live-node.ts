@@ -76,7 +76,7 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
   // core sleeps) and an event-loop turn for its result, while a handler costs a few µs. With one
   // request per core the node served 9.9 k echo requests/s (0.14× a bare node:dgram echo); with
   // a core holding up to 16, one wake-up carries a batch: 21.7 k/s (0.35×), bench/RESULTS.md.
-  // Exclusive actors still have one request in flight (see coreQueueDepth).
+  // An exclusive actor's requests queue on the one core that holds it (see coreQueueDepth).
   coreQueueDepth: 16,
 });
 
@@ -164,6 +164,7 @@ function hostOptions(r: Resolved) {
     maxActors: o.maxActors,
     watchdogMs: o.watchdogMs,
     ringBytes: o.ringBytes,
+    coreQueueDepth: o.scheduler?.coreQueueDepth ?? LIVE_SCHEDULER_DEFAULTS.coreQueueDepth ?? 1,
   };
 }
 

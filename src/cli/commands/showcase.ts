@@ -1,0 +1,103 @@
+/**
+ * `ipipe showcase` (what `npm start` runs): iPipe end to end, twice over the same actors. First
+ * simulated — the scheduler walkthrough on a modelled LiquidIO CN2350, every decision explained;
+ * then live — the same four task actors on real worker threads behind UDP, with a migration to
+ * the host and back under load, measured on this machine.
+ */
+
+import { type LiveShowcaseResult, runLiveShowcase } from '../../experiments/live-showcase.ts';
+import { DEFAULT_WALKTHROUGH, runSchedulerWalkthrough } from '../../experiments/scheduler-walkthrough.ts';
+import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+import { renderWalkthrough } from './walkthrough.ts';
+
+export interface ShowcaseOptions {
+  readonly seed: number;
+  readonly json: boolean;
+  /** Skip the live half (no threads, no sockets), e.g. where UDP on loopback is not allowed. */
+  readonly simulatedOnly?: boolean;
+}
+
+export async function showcaseCommand(options: ShowcaseOptions): Promise<boolean> {
+  const bar = progressBar('simulating');
+  const simulated = runSchedulerWalkthrough(DEFAULT_WALKTHROUGH, options.seed, (f) => bar.update(f));
+  bar.done();
+  if (!options.json) {
+    writeOut(paint('bold', 'Part 1 — simulated: what would iPipe do on a LiquidIO CN2350?'));
+    writeOut(renderWalkthrough(simulated));
+  }
+  let live: LiveShowcaseResult | null = null;
+  if (!options.simulatedOnly) {
+    const liveBar = progressBar('live node');
+    const started = performance.now();
+    const ticker = setInterval(() => liveBar.update(Math.min(1, (performance.now() - started) / 2_500)), 100);
+    try {
+      live = await runLiveShowcase({ seed: options.seed });
+    } finally {
+      clearInterval(ticker);
+      liveBar.done();
+    }
+  }
+  if (options.json) writeJson({ schemaVersion: 1, seed: options.seed, simulated, live });
+  else if (live) writeOut(`\n${renderLive(live)}`);
+  return live === null || (live.answered === live.sent && live.errorReplies === 0);
+}
+
+export function renderLive(result: LiveShowcaseResult): string {
+  const lines: string[] = [];
+  lines.push(paint('bold', 'Part 2 — live: the same actors on this machine, real threads and sockets'));
+  lines.push(
+    `a live node: ${result.nicCores} NIC cores and ${result.hostCores} host core as worker threads, ` +
+      'shared-memory rings between the domains, UDP clients; ' +
+      `${result.durationMs} ms of closed-loop load; seed ${result.seed}`,
+  );
+  lines.push('');
+  lines.push(
+    table(
+      ['  actor', 'requests', 'req/s', 'p50 µs', 'p99 µs', 'ran on NIC', 'ran on host'],
+      result.actors.map((a) => [
+        `  ${a.name}`,
+        a.requests,
+        Math.round(a.throughputPerSec),
+        a.p50Us.toFixed(0),
+        a.p99Us.toFixed(0),
+        a.executedOnNic,
+        a.executedOnHost,
+      ]),
+    ),
+  );
+  if (result.migrations.length > 0) {
+    lines.push('');
+    lines.push(paint('bold', 'Live migrations (prepare → ready → gone: the DMO region moves → clean):'));
+    lines.push(
+      table(
+        ['  actor', 'from → to', 'trigger', 'state KiB', 'buffered', 'ready µs', 'gone µs', 'clean µs'],
+        result.migrations.map((m) => [
+          `  ${m.name}`,
+          `${m.from} → ${m.to}`,
+          m.trigger,
+          (m.stateBytes / 1024).toFixed(0),
+          m.bufferedRequests,
+          (m.phasesMs.ready * 1000).toFixed(0),
+          (m.phasesMs.gone * 1000).toFixed(0),
+          (m.phasesMs.clean * 1000).toFixed(0),
+        ]),
+      ),
+    );
+  }
+  const scheduler = result.decisions.filter((d) => d.kind !== 'scale');
+  if (scheduler.length > 0) {
+    lines.push('');
+    lines.push(paint('bold', "The live scheduler's own decisions:"));
+    for (const d of scheduler.slice(0, 8)) lines.push(`  ${d.kind.padEnd(9)} ${d.why}`);
+  }
+  lines.push('');
+  const whole = result.answered === result.sent && result.errorReplies === 0;
+  lines.push(
+    paint(
+      whole ? 'green' : 'red',
+      `${result.answered.toLocaleString('en-US')} of ${result.sent.toLocaleString('en-US')} requests answered` +
+        (whole ? ', none lost or failed across the migrations.' : `; ${result.errorReplies} failed.`),
+    ),
+  );
+  return lines.join('\n');
+}
