@@ -15,11 +15,11 @@
  *   - ring, sleeping: the same with spinIterations 0 on both sides — a side that must wait sleeps
  *     at once (each wake-up then pays ~25–30 µs).
  *   - bare ring: what a minimal SAB ring costs (the issue's prototype reached ~15 M msg/s at 64 B
- *     here): fixed slots, head and tail published per batch, spinning consumer, no CRC.
+ *     here): fixed slots, head and tail published per batch, spinning consumer, no checksum.
  *   - postMessage copy: the producer posts the same Uint8Array (structured clone copies it);
  *     transfer: a fresh Uint8Array per message, its buffer transferred.
  * A second table measures each side's cost per message on one thread (tryWrite; peek + consume)
- * and the CRC-32C alone: figures that do not depend on how the two threads get scheduled, and that
+ * and the record checksum alone (and CRC-32C, which the ring used before): figures that do not depend on how the two threads get scheduled, and that
  * bound what two threads can reach (1000 / max(write, read) M msg/s with a core each).
  * Each case runs `repetitions` times, interleaved; the table shows medians, and the ratio of the
  * best runs too (interference from other processes only ever slows a run down, so the best run is
@@ -40,6 +40,7 @@ import {
 } from 'node:worker_threads';
 import { crc32cWords } from '../src/platform/live/channel/crc32c-words.ts';
 import { DEFAULT_SPIN_ITERATIONS, RING_EMPTY, SpscRing } from '../src/platform/live/channel/ring.ts';
+import { ringChecksum } from '../src/platform/live/channel/word-checksum.ts';
 
 const SIZES = [64, 256, 1024] as const;
 const RING_CAPACITY_BYTES = 256 << 10;
@@ -80,11 +81,13 @@ export interface RingBenchRow {
   readonly bestRingSpinVsBareRing: number;
   /** Every repetition, M msg/s, per case. */
   readonly samples: Readonly<Record<RingBenchMode, readonly number[]>>;
-  /** One thread's CRC-32C time for one message (ns), measured here: the checksum's share of the budget. */
+  /** One thread's time for the ring's record checksum over one message (ns): its share of the budget. */
+  readonly checksumNsPerMessage: number;
+  /** The same for CRC-32C (what the ring used before the word checksum), for comparison. */
   readonly crcNsPerMessage: number;
   /**
    * The ring's cost per message on one thread, no second thread involved (stable where two-thread
-   * figures swing): `tryWrite` (copy + CRC + framing; flush every BATCH) and `peek`+`consume` (CRC
+   * figures swing): `tryWrite` (copy + checksum + framing; flush every BATCH) and `peek`+`consume` (checksum
    * check). With each side on its own core, throughput cannot exceed 1000 / max(write, read) M msg/s.
    */
   readonly writeNsPerMessage: number;
@@ -153,7 +156,8 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
         Math.max(...samples['ring-spin']) / Math.max(...samples['post-copy'], ...samples['post-transfer']),
       bestRingSpinVsBareRing: Math.max(...samples['ring-spin']) / Math.max(...samples['bare-ring']),
       samples,
-      crcNsPerMessage: measureCrcNs(sizeBytes),
+      checksumNsPerMessage: measureChecksumNs(sizeBytes, 'word'),
+      crcNsPerMessage: measureChecksumNs(sizeBytes, 'crc32c'),
       ...singleThread,
       fullEvents,
       sleepModeWakeups: wakeups,
@@ -390,8 +394,11 @@ class BareRing {
 
 // ───────────────────────────── helpers, output ─────────────────────────────
 
-/** One CRC-32C over a payload in shared memory, as the ring computes it; median of rounds. */
-function measureCrcNs(sizeBytes: number): number {
+/**
+ * One record checksum over a payload in shared memory, as the ring computes it (`word`), or a
+ * CRC-32C (what the ring computed before); median of rounds.
+ */
+function measureChecksumNs(sizeBytes: number, kind: 'word' | 'crc32c'): number {
   const buffer = new SharedArrayBuffer(4096);
   const words = new Int32Array(buffer);
   const bytes = new Uint8Array(buffer);
@@ -402,8 +409,11 @@ function measureCrcNs(sizeBytes: number): number {
   for (let round = 0; round < 40; round++) {
     const start = performance.now();
     // `| 0` as the ring compares it: keeps the result a 32-bit integer (no boxed uint32 per call).
-    for (let i = 0; i < iterations; i++)
-      sink ^= crc32cWords(words, bytes, (i & 7) * 8, sizeBytes, sizeBytes) | 0;
+    if (kind === 'word')
+      for (let i = 0; i < iterations; i++) sink ^= ringChecksum(words, bytes, (i & 7) * 8, sizeBytes) | 0;
+    else
+      for (let i = 0; i < iterations; i++)
+        sink ^= crc32cWords(words, bytes, (i & 7) * 8, sizeBytes, sizeBytes) | 0;
     if (round >= 10) rounds.push(((performance.now() - start) * 1e6) / iterations);
   }
   if (sink === 0.5) console.log(sink); // keep the loop from being optimised away
@@ -508,11 +518,12 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
 /** One thread: where the time per message goes, and the ceiling it sets. */
 function formatCostTable(rows: readonly RingBenchRow[]): string {
   return renderTable(
-    ['size', 'write ns', 'read ns', 'CRC ns', 'ceiling M msg/s', 'ceiling/pm'],
+    ['size', 'write ns', 'read ns', 'checksum ns', 'CRC-32C ns', 'ceiling M msg/s', 'ceiling/pm'],
     rows.map((row) => [
       `${row.sizeBytes} B`,
       row.writeNsPerMessage.toFixed(0),
       row.readNsPerMessage.toFixed(0),
+      row.checksumNsPerMessage.toFixed(0),
       row.crcNsPerMessage.toFixed(0),
       row.ceilingMMsgPerSec.toFixed(2),
       `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec)).toFixed(1)}×`,

@@ -10,7 +10,7 @@ import { IpipeError } from '../../../errors.ts';
 export type ChannelTransport = 'ring' | 'tcp';
 
 /**
- * A message whose CRC-32C does not match its bytes. The message was dropped (not delivered) and the
+ * A message whose checksum (CRC-32C over TCP, the word checksum on a ring) does not match its bytes. The message was dropped (not delivered) and the
  * receiver's `checksumFailures` counter incremented. On a ring the channel goes on with the next
  * message; over TCP the byte stream cannot be trusted any more, so the connection is closed.
  */
@@ -28,7 +28,7 @@ export class ChannelChecksumError extends IpipeError {
   ) {
     super(
       'IPIPE_ERR_CHANNEL_CHECKSUM',
-      `${transport} message of ${lengthBytes} bytes failed its CRC-32C check (stored 0x${hex(storedChecksum)}, ` +
+      `${transport} message of ${lengthBytes} bytes failed its ${transport === 'tcp' ? 'CRC-32C' : 'checksum'} check (stored 0x${hex(storedChecksum)}, ` +
         `computed 0x${hex(computedChecksum)}); it was dropped — the sender's bytes were damaged in transit` +
         (transport === 'tcp' ? ' and the connection was closed; reconnect' : ''),
     );

@@ -23,13 +23,14 @@
  *   data area (capacityBytes, a power of two): records, each starting on an 8-byte boundary
  *
  *     +------------+--------------+----------------------------+
- *     | u32 length | u32 CRC-32C  | payload, padded to 8 bytes |      a message record
+ *     | u32 length | u32 checksum | payload, padded to 8 bytes |      a message record
  *     +------------+--------------+----------------------------+
  *     | 0xFFFFFFFF | (unused)     | … to the end of the area   |      a skip marker
  *     +------------+--------------+-------------------------------
  *
- *   The CRC-32C covers the payload and is continued from the length (src/dmo/crc32c.ts convention:
- *   `crc32c(payload, 0, n, n)`), so a flipped bit in the length word fails the check as well.
+ *   The checksum (word-checksum.ts: a multiplicative word hash that catches any damage confined to
+ *   one 32-bit word, ~4× cheaper than CRC-32C in JavaScript) covers the payload and is seeded with
+ *   the length, so a flipped bit in the length word fails the check as well.
  *
  * ## Positions
  *
@@ -112,7 +113,8 @@
 
 import { ConfigError } from '../../../errors.ts';
 import { ChannelChecksumError, ChannelFrameError, ChannelMessageTooLargeError } from './channel-errors.ts';
-import { crc32cWords, HOST_IS_LITTLE_ENDIAN } from './crc32c-words.ts';
+import { HOST_IS_LITTLE_ENDIAN } from './crc32c-words.ts';
+import { ringChecksum } from './word-checksum.ts';
 
 /** `peek`/`readInto`: no message is waiting. */
 export const RING_EMPTY = -1;
@@ -184,7 +186,7 @@ export interface RingStats {
   /** Messages delivered and their payload bytes. */
   readonly received: number;
   readonly bytesReceived: number;
-  /** Records dropped because their CRC-32C did not match. */
+  /** Records dropped because their checksum did not match. */
   readonly checksumFailures: number;
   /** Record headers that could not be right (length past the tail or the end); the ring skipped to the tail. */
   readonly framingErrors: number;
@@ -386,11 +388,10 @@ export class SpscRing {
     }
     const word = this.#reservedIndex >> 2;
     this.#data32[word] = length;
-    this.#data32[word + 1] = crc32cWords(
+    this.#data32[word + 1] = ringChecksum(
       this.#data32,
       this.#data8,
       this.#reservedIndex + RECORD_HEADER_BYTES,
-      length,
       length,
     );
     this.#tail = (this.#tail + RECORD_HEADER_BYTES + ((length + 7) & ~7)) | 0;
@@ -537,7 +538,7 @@ export class SpscRing {
         return RING_CORRUPT;
       }
       const stored = this.#data32[word + 1]!;
-      const computed = crc32cWords(this.#data32, this.#data8, index + RECORD_HEADER_BYTES, length, length);
+      const computed = ringChecksum(this.#data32, this.#data8, index + RECORD_HEADER_BYTES, length);
       this.#peekAdvance = recordBytes;
       if ((computed | 0) !== stored) {
         this.#checksumFailures++;
