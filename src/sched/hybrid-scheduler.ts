@@ -935,9 +935,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #hasRoom(core: CoreRecord<R>): boolean {
     if (core.current === null) return true;
     return (
-      core.role === 'fcfs' &&
-      core.pendingRole === null &&
-      1 + core.next.length < this.settings.coreQueueDepth
+      core.role === 'fcfs' && core.pendingRole === null && 1 + core.next.length < this.settings.coreQueueDepth
     );
   }
 
