@@ -64,6 +64,25 @@ export interface SimNodeOptions {
   readonly log?: ActorLogger;
 }
 
+/**
+ * What a node in a SimCluster hands to the cluster's network: frames for actors on other nodes,
+ * and answers for clients attached to other nodes. `atPortNs` is when the frame has left this
+ * node's port and crossed the switch, i.e. when it reaches the far side's port.
+ */
+export interface SimNetworkPort {
+  transmit(from: SimNode, frame: SimFrame, atPortNs: number): void;
+  answerClient(from: SimNode, frame: SimFrame, atClientNs: number, ok: boolean): void;
+}
+
+/** A message crossing the modelled network between nodes (plain data, as on a real wire). */
+export interface SimFrame {
+  readonly target: ActorId;
+  readonly message: unknown;
+  /** Bytes on the wire (frameBytes of the message). */
+  readonly sizeBytes: number;
+  readonly origin: Origin;
+}
+
 /** One completed migration, phase by phase (the paper's Fig 17 breakdown). */
 export interface MigrationRecord {
   readonly actor: ActorId;
@@ -197,7 +216,10 @@ export class SimNode {
   readonly #active = new Map<ActorId, ActiveMigration>();
   #manageArmed = false;
 
+  #network: SimNetworkPort | null = null;
+
   readonly #kind: {
+    portArrive: EventKind;
     nicDone: EventKind;
     nicFree: EventKind;
     hostDone: EventKind;
@@ -287,6 +309,10 @@ export class SimNode {
 
     const k = this.kernel;
     this.#kind = {
+      portArrive: k.registerKind(
+        (_k, slot) => this.#arriveAtPort(this.#take(slot) as SimFrame),
+        'port-arrive',
+      ),
       nicDone: k.registerKind((_k, core) => this.#nicDone(core), 'nic-core-done'),
       nicFree: k.registerKind((_k, core) => this.#nicFree(core), 'nic-core-free'),
       hostDone: k.registerKind((_k, core) => this.#hostDone(core), 'host-core-done'),
@@ -326,7 +352,7 @@ export class SimNode {
    */
   register<M, R>(
     definition: ActorDefinition<M, R>,
-    options: { readonly name?: string; readonly domain?: Domain } = {},
+    options: { readonly name?: string; readonly domain?: Domain; readonly id?: ActorId } = {},
   ): ActorRef<M, R> {
     const any = definition as unknown as AnyActorDefinition;
     const domain = options.domain ?? (any.placement === 'host' ? 'host' : 'nic');
@@ -334,6 +360,7 @@ export class SimNode {
       definition: any,
       location: { domain, node: this.id },
       ...(options.name === undefined ? {} : { name: options.name }),
+      ...(options.id === undefined ? {} : { id: options.id }),
     });
     const heap = (domain === 'nic' ? this.nicDomain : this.hostDomain).createHeap(entry.id);
     const instance = new ActorInstance(any, entry.id, entry.name, heap, this.#ports);
@@ -345,6 +372,92 @@ export class SimNode {
     this.#outbox = null;
     for (const out of sent) this.#dispatchOutbound(out, domain);
     return refOf(definition, entry.id, entry.name);
+  }
+
+  /**
+   * Records an actor that lives on another node of the cluster (same id and name there), so
+   * handlers here can address it; sends to it leave through this node's port.
+   */
+  registerRemote(
+    definition: AnyActorDefinition,
+    options: { readonly id: ActorId; readonly name: string; readonly node: NodeId },
+  ): void {
+    this.table.register({
+      definition,
+      id: options.id,
+      name: options.name,
+      location: { domain: 'remote', node: options.node },
+    });
+  }
+
+  /** Joins a cluster's network (SimCluster does this); without one, remote targets are refused. */
+  attachNetwork(network: SimNetworkPort): void {
+    this.#network = network;
+  }
+
+  /**
+   * A frame from another node reaches this node's port at the current time: it queues for the
+   * ingress link, then the receive pipeline, then enters like any packet from the wire.
+   */
+  receiveFrame(frame: SimFrame): void {
+    this.#arriveAtPort(frame);
+  }
+
+  /** Schedules `frame`'s arrival at this node's port (the network's latency already added). */
+  deliverFrameAt(frame: SimFrame, atNs: number): void {
+    this.kernel.schedule(
+      this.#kind.portArrive,
+      Math.max(this.kernel.now(), Math.round(atNs)),
+      this.#park(frame),
+      0,
+    );
+  }
+
+  /**
+   * An answer for a client attached to this node, sent by another node, reaches the client at
+   * `atClientNs` (or, `ok` false, the refusal of a request another node dropped).
+   */
+  deliverClientAnswer(frame: SimFrame, atClientNs: number, ok: boolean): void {
+    const origin = frame.origin;
+    if (origin.kind !== 'client') return;
+    const pending = this.#clientPending.get(origin.requestId);
+    if (!pending) return;
+    if (pending.passive || !ok) {
+      this.#clientPending.delete(origin.requestId);
+      pending.sink(origin.requestId, atClientNs - pending.sentAtNs, ok, frame.message, pending.sentAtNs);
+      return;
+    }
+    this.kernel.schedule(
+      this.#kind.toClient,
+      Math.max(this.kernel.now(), Math.round(atClientNs)),
+      this.#park({
+        kind: 'reply',
+        target: frame.target,
+        message: frame.message,
+        sizeBytes: frame.sizeBytes,
+        origin,
+      }),
+      0,
+    );
+  }
+
+  #arriveAtPort(frame: SimFrame): void {
+    const bytes = frame.sizeBytes;
+    const start = Math.max(this.kernel.now(), this.#ingressFreeAtNs);
+    this.#ingressFreeAtNs = start + this.timing.frameNs(bytes);
+    const atNs = Math.round(this.#ingressFreeAtNs + this.timing.rxPipelineNs(bytes));
+    const request = new SimRequest(frame.target, bytes, 0, frame.message, frame.origin, true);
+    this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
+  }
+
+  /** True when `target` lives on another node (its table row says remote). */
+  #isRemote(target: ActorId): boolean {
+    return this.table.lookup(target)?.location.domain === 'remote';
+  }
+
+  /** True when an answer's client is attached to another node of the cluster. */
+  #isForeignClient(origin: Origin): boolean {
+    return origin.kind === 'client' && origin.endpoint.port !== this.id && this.#network !== null;
   }
 
   instance(id: ActorId): ActorInstance {
@@ -653,7 +766,7 @@ export class SimNode {
 
   /** A message from the host reaches the NIC: for a NIC actor (or a migrating one), or egress. */
   #arriveFromHost(out: Outbound): void {
-    if (out.kind === 'reply') {
+    if (out.kind === 'reply' || this.#isRemote(out.target)) {
       if (this.timing.placement === 'on-path') {
         this.#egress.push(out);
         this.#pumpNic();
@@ -682,9 +795,16 @@ export class SimNode {
       else this.#sendToNic(out, now);
       return;
     }
-    if (!this.table.has(out.target)) {
+    if (!this.table.has(out.target) || (this.#network === null && this.#isRemote(out.target))) {
       this.#count(`unknown-actor`);
       publishDrop({ node: this.id, atNs: now, reason: 'unknown-actor', actor: out.target });
+      return;
+    }
+    if (this.#isRemote(out.target)) {
+      // Another node's actor: the frame leaves through this node's port like an answer does.
+      const wire: Outbound = { ...out, sizeBytes: frameBytes(out.sizeBytes) };
+      if (side === 'nic') this.#toWire(wire, 0);
+      else this.#sendToNic(wire, now);
       return;
     }
     if (side === 'nic') {
@@ -717,6 +837,16 @@ export class SimNode {
     this.#egressFreeAtNs = start + this.timing.frameNs(out.sizeBytes);
     const atNs = Math.round(this.#egressFreeAtNs + this.timing.wireLatencyNs);
     const origin = out.origin;
+    if (this.#network !== null) {
+      if (out.kind === 'send') {
+        this.#network.transmit(this, out, atNs);
+        return;
+      }
+      if (this.#isForeignClient(origin)) {
+        this.#network.answerClient(this, out, atNs, true);
+        return;
+      }
+    }
     if (origin.kind === 'client') {
       const pending = this.#clientPending.get(origin.requestId);
       // A passive client only records what it sees: tell it now, with the arrival time it will
@@ -759,6 +889,11 @@ export class SimNode {
     publishDrop({ node: this.id, atNs: now, reason, actor: request.actor });
     const origin = request.origin;
     if (origin.kind !== 'client') return;
+    if (this.#isForeignClient(origin)) {
+      const frame: SimFrame = { target: request.actor, message: reason, sizeBytes: 0, origin };
+      (this.#network as SimNetworkPort).answerClient(this, frame, now + this.timing.wireLatencyNs, false);
+      return;
+    }
     const pending = this.#clientPending.get(origin.requestId);
     if (!pending) return;
     this.#clientPending.delete(origin.requestId);
