@@ -20,14 +20,18 @@
  *       16     4  payload length   bytes after the header; header + payload must equal the datagram
  *       20     4  checksum         CRC-32C over bytes [0, 20) then the payload [24, 24 + length)
  *       24     n  payload          request/reply: the actor's message in its codec's bytes;
- *                                  error reply: the error body (below)
+ *                                  error reply: the error body (below); peer: the message's
+ *                                  origin (runtime/origin-codec.ts) then the message's bytes
  *
- * Flags (byte 3). Allowed combinations: REQUEST, REQUEST|RETRANSMIT, REPLY, REPLY|ERROR.
+ * Flags (byte 3). Allowed combinations: REQUEST, REQUEST|RETRANSMIT, REPLY, REPLY|ERROR, PEER.
  *   0x01 REQUEST     a client → node request
  *   0x02 REPLY       a node → client answer to the request with the same (client id, request id)
  *   0x04 ERROR       with REPLY: the request failed; the payload is an error body
  *   0x08 RETRANSMIT  with REQUEST: not the first copy (purely informative: dedup goes by ids)
- *   0x10..0x80       reserved, must be zero
+ *   0x10 PEER        a node → node actor message (ctx.send to an actor on another node); the
+ *                    request id is 0 and the client id is that of the client the origin names
+ *                    (0 if none), so the far node can answer that client directly
+ *   0x20..0x80       reserved, must be zero
  *
  * Error body (payload of a REPLY|ERROR frame):
  *   u8 code length (1..255) | code (ASCII, e.g. IPIPE_ERR_ACTOR_UNKNOWN) | u16 message length | message (UTF-8)
@@ -64,6 +68,7 @@ export const FLAG_REQUEST = 0x01;
 export const FLAG_REPLY = 0x02;
 export const FLAG_ERROR = 0x04;
 export const FLAG_RETRANSMIT = 0x08;
+export const FLAG_PEER = 0x10;
 
 const OFFSET_MAGIC = 0;
 const OFFSET_VERSION = 2;
@@ -75,7 +80,7 @@ const OFFSET_LENGTH = 16;
 const OFFSET_CHECKSUM = 20;
 
 /** What a well-formed frame is. */
-export type FrameKind = 'request' | 'reply' | 'error';
+export type FrameKind = 'request' | 'reply' | 'error' | 'peer';
 
 /**
  * Why a datagram is not a frame. Stable words: the node's drop metrics and the CLI print them.
@@ -182,6 +187,8 @@ function flagsOf(fields: FrameFields): number {
       return FLAG_REPLY;
     case 'error':
       return FLAG_REPLY | FLAG_ERROR;
+    case 'peer':
+      return FLAG_PEER;
   }
 }
 
@@ -328,6 +335,7 @@ export function readFrameInto(
   if (flags === FLAG_REQUEST || flags === (FLAG_REQUEST | FLAG_RETRANSMIT)) kind = 'request';
   else if (flags === FLAG_REPLY) kind = 'reply';
   else if (flags === (FLAG_REPLY | FLAG_ERROR)) kind = 'error';
+  else if (flags === FLAG_PEER) kind = 'peer';
   else return 'bad-flags';
   into.kind = kind;
   into.retransmit = (flags & FLAG_RETRANSMIT) !== 0;

@@ -16,6 +16,12 @@ export interface CatalogEntry {
   readonly module: string;
   /** Export name; 'default' or a named export. */
   readonly exportName: string;
+  /**
+   * The cluster node the actor lives on (default: the node reading the catalog). Every node of a
+   * cluster loads the same catalog; an entry of another node is a remote row there, so handlers
+   * can `ctx.send` to it and the NIC forwards the message to that node.
+   */
+  readonly node?: number;
 }
 
 /** Imports every entry's definition (same order). */

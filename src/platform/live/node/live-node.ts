@@ -19,9 +19,9 @@ import { DEFAULT_MAX_FRAME_BYTES } from '../net/wire.ts';
 import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { ChannelLink, InProcessDma } from './channel-link.ts';
 import { HostController } from './host-controller.ts';
-import { type LiveMigrationRecord, NicController } from './nic-controller.ts';
+import { type LiveMigrationRecord, NicController, type PeerEndpoint } from './nic-controller.ts';
 
-export type { LiveMigrationRecord };
+export type { LiveMigrationRecord, PeerEndpoint };
 
 export interface LiveNodeOptions {
   readonly catalog: readonly CatalogEntry[];
@@ -43,6 +43,10 @@ export interface LiveNodeOptions {
   readonly ringBytes?: number;
   /** Where each actor starts, by name (default: host-pinned on the host, the rest on the NIC). */
   readonly placement?: Readonly<Record<string, Domain>>;
+  /** This node's id in a cluster (default 0); catalog entries with another `node` live elsewhere. */
+  readonly nodeId?: number;
+  /** The other nodes' UDP addresses, by node id (a cluster's nodes all list each other). */
+  readonly peers?: Readonly<Record<number, PeerEndpoint>>;
 }
 
 export interface LiveNodeStats {
@@ -50,6 +54,8 @@ export interface LiveNodeStats {
   readonly replies: number;
   readonly errorReplies: number;
   readonly duplicates: number;
+  /** Actor messages to and from the cluster's other nodes, and client answers relayed for them. */
+  readonly peer: { readonly sent: number; readonly received: number; readonly relayedReplies: number };
   readonly drops: Readonly<Record<string, number>>;
   readonly executed: Readonly<Record<string, { readonly nic: number; readonly host: number }>>;
   readonly migrations: readonly LiveMigrationRecord[];
@@ -81,7 +87,9 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
 });
 
 interface Resolved {
-  readonly options: Required<Omit<LiveNodeOptions, 'placement' | 'scheduler' | 'policy'>> & LiveNodeOptions;
+  readonly options: Required<Omit<LiveNodeOptions, 'placement' | 'scheduler' | 'policy' | 'peers'>> &
+    LiveNodeOptions;
+  readonly peers: ReadonlyMap<number, PeerEndpoint>;
   readonly definitions: Map<ActorId, AnyActorDefinition>;
   readonly initialDomain: Map<ActorId, Domain>;
 }
@@ -98,8 +106,27 @@ async function resolve(options: LiveNodeOptions): Promise<Resolved> {
     ingressLimit: 65_536,
     maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
     ringBytes: 1 << 21,
+    nodeId: 0,
     ...options,
   };
+  if (!Number.isInteger(o.nodeId) || o.nodeId < 0 || o.nodeId > 0xffff_ffff)
+    throw new ConfigError('nodeId', `must be a u32, got ${o.nodeId}`);
+  const peers = new Map<number, PeerEndpoint>();
+  for (const [key, endpoint] of Object.entries(options.peers ?? {})) {
+    const id = Number(key);
+    if (!Number.isInteger(id) || id < 0 || id === o.nodeId) {
+      throw new ConfigError(`peers.${key}`, "peer keys are the other nodes' ids (u32, not this node's own)");
+    }
+    if (
+      typeof endpoint?.address !== 'string' ||
+      !Number.isInteger(endpoint.port) ||
+      endpoint.port < 1 ||
+      endpoint.port > 65_535
+    ) {
+      throw new ConfigError(`peers.${key}`, 'expected { address: string, port: 1..65535 }');
+    }
+    peers.set(id, { address: endpoint.address, port: endpoint.port });
+  }
   if (!Number.isInteger(o.nicCores) || o.nicCores < 1)
     throw new ConfigError('nicCores', `must be a positive integer, got ${o.nicCores}`);
   if (!Number.isInteger(o.hostCores) || o.hostCores < 1)
@@ -121,6 +148,7 @@ async function resolve(options: LiveNodeOptions): Promise<Resolved> {
   o.catalog.forEach((entry, index) => {
     const definition = loaded[index] as AnyActorDefinition;
     definitions.set(entry.id, definition);
+    if ((entry.node ?? o.nodeId) !== o.nodeId) return; // another node's actor: a remote row only
     const wanted = options.placement?.[entry.name] ?? (definition.placement === 'host' ? 'host' : 'nic');
     if (definition.placement !== 'any' && definition.placement !== wanted) {
       throw new ConfigError(
@@ -130,7 +158,7 @@ async function resolve(options: LiveNodeOptions): Promise<Resolved> {
     }
     initialDomain.set(entry.id, wanted);
   });
-  return { options: o, definitions, initialDomain };
+  return { options: o, definitions, initialDomain, peers };
 }
 
 function nicOptions(r: Resolved) {
@@ -150,6 +178,8 @@ function nicOptions(r: Resolved) {
     ingressLimit: o.ingressLimit,
     maxFrameBytes: o.maxFrameBytes,
     ringBytes: o.ringBytes,
+    nodeId: o.nodeId,
+    peers: r.peers,
   };
 }
 
@@ -205,7 +235,15 @@ export class LiveNode {
     const nicLink = new ChannelLink(pair.nic, dma);
     const hostLink = new ChannelLink(pair.host, dma);
     const host = await HostController.start(hostOptions(resolved), hostLink);
-    const nic = await NicController.start(nicOptions(resolved), nicLink);
+    let nic: NicController;
+    try {
+      nic = await NicController.start(nicOptions(resolved), nicLink);
+    } catch (error) {
+      // A NIC domain that cannot start (bad catalog, port taken) must not leave host cores running.
+      await host.stop();
+      await Promise.all([nicLink.close(), hostLink.close()]);
+      throw error;
+    }
     return new LiveNode(nic, host, [nicLink, hostLink]);
   }
 
@@ -237,6 +275,11 @@ export class LiveNode {
       replies: nic.replies,
       errorReplies: nic.errorReplies,
       duplicates: nic.duplicates,
+      peer: {
+        sent: nic.peerFramesSent,
+        received: nic.peerFramesReceived,
+        relayedReplies: nic.relayedReplies,
+      },
       drops: Object.fromEntries([
         ...nic.drops,
         ...[...this.host.drops].map(([r, n]) => [`host-${r}`, n] as const),

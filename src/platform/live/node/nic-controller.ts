@@ -22,10 +22,18 @@ import { DmoDomain } from '../../../dmo/domain.ts';
 import { ImageAssembler } from '../../../dmo/region-image.ts';
 import { ConfigError } from '../../../errors.ts';
 import { type ActorId, nodeId } from '../../../ids.ts';
+import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
 import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
-import { encodeErrorBody, encodeFrame, FrameView, HEADER_BYTES, readFrameInto } from '../net/wire.ts';
+import {
+  encodeErrorBody,
+  encodeFrame,
+  FrameView,
+  HEADER_BYTES,
+  readFrameInto,
+  sealFrame,
+} from '../net/wire.ts';
 import type { CatalogEntry } from './actor-catalog.ts';
 import { initialiseActor } from './actor-init.ts';
 import {
@@ -67,6 +75,27 @@ export interface NicControllerOptions {
   readonly ingressLimit: number;
   readonly maxFrameBytes: number;
   readonly ringBytes: number;
+  /** This node's id in its cluster (catalog entries with another `node` live elsewhere). */
+  readonly nodeId: number;
+  /** Where the other nodes of the cluster listen, by node id. */
+  readonly peers: ReadonlyMap<number, PeerEndpoint>;
+}
+
+/** A cluster peer's UDP address. */
+export interface PeerEndpoint {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The innermost client an origin answers to (through any chain of asking actors), if any. */
+function clientOf(origin: Origin): ClientOrigin | undefined {
+  let at: Origin = origin;
+  while (at.kind === 'actor') at = at.parent;
+  return at.kind === 'client' ? at : undefined;
+}
+
+function endpointKey(endpoint: { readonly address: string; readonly port: number }): string {
+  return `${endpoint.address}:${endpoint.port}`;
 }
 
 /** One completed live migration, phase by phase. */
@@ -116,6 +145,11 @@ export class NicController {
   /** Milliseconds from arrival at the NIC to the reply leaving it, per actor (for metrics). */
   onReplyLatency: ((actor: ActorId, seconds: number) => void) | undefined;
   requests = 0;
+  /** Actor messages sent to and received from other nodes (ctx.send across the cluster). */
+  peerFramesSent = 0;
+  peerFramesReceived = 0;
+  /** Client answers relayed between the answering node and the node the client talks to. */
+  relayedReplies = 0;
   replies = 0;
   errorReplies = 0;
   duplicates = 0;
@@ -126,6 +160,13 @@ export class NicController {
   readonly #held: LiveRequest[][] = [];
   readonly #skipped: Uint8Array;
   readonly #clientIds = new Map<string, number>();
+  /** Client endpoints by client id, to relay answers another node sends back for them. */
+  readonly #clientEndpoints = new Map<number, PeerEndpoint>();
+  /** Clients of other nodes that this node answers: the entry node to relay the answer through. */
+  readonly #relayVia = new Map<string, PeerEndpoint>();
+  readonly #peerKeys: ReadonlySet<string>;
+  /** Clients that talk to this node itself (answered directly, never relayed). */
+  readonly #ownClients = new Set<string>();
   readonly #dedup = new Map<string, Uint8Array | null>();
   readonly #arrivals = new Map<string, number>();
   readonly #migrating = new Map<ActorId, MigrationState>();
@@ -137,6 +178,7 @@ export class NicController {
 
   private constructor(options: NicControllerOptions, link: ChannelLink) {
     this.#options = options;
+    this.#peerKeys = new Set([...options.peers.values()].map(endpointKey));
     this.#link = link;
     this.domain = DmoDomain.create({
       regionBytes: options.regionBytes,
@@ -225,10 +267,26 @@ export class NicController {
     const initOutputs: [ActorId, CoreOutput[]][] = [];
     for (const entry of o.catalog) {
       const definition = o.definitions.get(entry.id) as AnyActorDefinition;
+      const home = entry.node ?? o.nodeId;
+      if (home !== o.nodeId) {
+        if (!o.peers.has(home)) {
+          throw new ConfigError(
+            `actor ${entry.name}`,
+            `lives on node ${home}, but no peer address is configured for node ${home} (add it to peers)`,
+          );
+        }
+        this.table.register({
+          definition,
+          location: { domain: 'remote', node: nodeId(home) },
+          id: entry.id,
+          name: entry.name,
+        });
+        continue;
+      }
       const domain = o.initialDomain.get(entry.id) ?? 'nic';
       this.table.register({
         definition,
-        location: { domain, node: nodeId(0) },
+        location: { domain, node: nodeId(o.nodeId) },
         id: entry.id,
         name: entry.name,
       });
@@ -257,13 +315,26 @@ export class NicController {
     this.#socket = socket;
     socket.on('message', (message, remote) => this.#onDatagram(message, remote));
     socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
-    await new Promise<void>((resolve, reject) => {
-      socket.once('error', reject);
-      socket.bind(o.port, o.address, () => {
-        socket.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.bind(o.port, o.address, () => {
+          socket.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (error) {
+      // The port is taken (or the address is not ours): stop the cores we started before failing.
+      clearInterval(this.#manageTimer);
+      this.#socket = undefined;
+      socket.close();
+      await this.#cores.stop();
+      throw new ConfigError(
+        'port',
+        `cannot listen on ${o.address}:${o.port} (${(error as Error).message}); pick another port or stop what holds it`,
+        { cause: error },
+      );
+    }
   }
 
   // ── the wire ─────────────────────────────────────────────────────────────────────────────────
@@ -280,13 +351,20 @@ export class NicController {
       this.#drop(refused);
       return;
     }
+    if (frame.kind === 'peer') {
+      this.#fromPeer(bytes, frame, remote);
+      return;
+    }
     if (frame.kind !== 'request') {
-      this.#drop('unexpected-kind');
+      if (this.#peerKeys.has(endpointKey(remote))) this.#relayToClient(bytes, frame);
+      else this.#drop('unexpected-kind');
       return;
     }
     this.requests++;
     const target = frame.targetActorId as ActorId;
     this.#clientIds.set(`${remote.address}:${remote.port}`, frame.clientId);
+    this.#clientEndpoints.set(frame.clientId, { address: remote.address, port: remote.port });
+    this.#ownClients.add(endpointKey(remote));
     const origin: ClientOrigin = {
       kind: 'client',
       endpoint: { address: remote.address, port: remote.port },
@@ -322,6 +400,97 @@ export class NicController {
     this.#pump();
   }
 
+  // ── other nodes of the cluster ───────────────────────────────────────────────────────────────
+
+  /** An actor message from another node: it enters like any request (through the scheduler). */
+  #fromPeer(bytes: Uint8Array, frame: FrameView, remote: RemoteInfo): void {
+    if (!this.#peerKeys.has(endpointKey(remote))) {
+      this.#drop('peer-unknown');
+      return;
+    }
+    const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    const decoded = readOrigin(payload, 0);
+    if (decoded === undefined) {
+      this.#drop('peer-malformed');
+      return;
+    }
+    this.peerFramesReceived++;
+    const target = frame.targetActorId as ActorId;
+    const row = this.table.lookup(target);
+    if (row === undefined || row.location.domain === 'remote') {
+      this.#drop('unknown-actor');
+      return;
+    }
+    if (this.#stopping) {
+      this.#drop('stopping');
+      return;
+    }
+    if (this.scheduler.heldRequests() >= this.#options.ingressLimit) {
+      this.#drop('ingress-full');
+      return;
+    }
+    const client = clientOf(decoded.origin);
+    if (client !== undefined && !this.#ownClients.has(endpointKey(client.endpoint))) {
+      // This node may answer another node's client: the answer goes back through that node.
+      const key = endpointKey(client.endpoint);
+      this.#clientIds.set(key, frame.clientId);
+      this.#relayVia.set(key, { address: remote.address, port: remote.port });
+    }
+    this.#arrive(new LiveRequest(target, decoded.origin, payload.slice(decoded.next), 0));
+  }
+
+  /** Sends an actor message to the node its target lives on (UDP: the protocol above copes with loss). */
+  #toPeer(request: LiveRequest): void {
+    const row = this.table.lookup(request.actor);
+    const peer = row?.location.domain === 'remote' ? this.#options.peers.get(row.location.node) : undefined;
+    if (peer === undefined) {
+      this.#drop('peer-unknown-node');
+      return;
+    }
+    const origin = encodeOrigin(request.origin);
+    const payloadLength = origin.length + request.payload.length;
+    const frame = new Uint8Array(HEADER_BYTES + payloadLength);
+    frame.set(origin, HEADER_BYTES);
+    frame.set(request.payload, HEADER_BYTES + origin.length);
+    const client = clientOf(request.origin);
+    const clientId = client === undefined ? 0 : (this.#clientIds.get(endpointKey(client.endpoint)) ?? 0);
+    try {
+      sealFrame(
+        frame,
+        { kind: 'peer', targetActorId: request.actor, requestId: 0, clientId },
+        payloadLength,
+        0,
+        this.#options.maxFrameBytes,
+      );
+    } catch {
+      this.#drop('peer-too-large');
+      return;
+    }
+    this.peerFramesSent++;
+    this.#socket?.send(frame, peer.port, peer.address);
+  }
+
+  /** Another node answered one of this node's clients: pass the sealed frame on unchanged. */
+  #relayToClient(bytes: Uint8Array, frame: FrameView): void {
+    const endpoint = this.#clientEndpoints.get(frame.clientId);
+    if (endpoint === undefined) {
+      this.#drop('relay-unknown-client');
+      return;
+    }
+    const copy = bytes.slice();
+    const key = `${frame.clientId}/${frame.requestId}`;
+    if (this.#dedup.has(key)) this.#dedup.set(key, copy);
+    const arrived = this.#arrivals.get(key);
+    if (arrived !== undefined) {
+      this.#arrivals.delete(key);
+      this.onReplyLatency?.(frame.targetActorId as ActorId, (performance.now() - arrived) / 1000);
+    }
+    if (frame.kind === 'reply') this.replies++;
+    else this.errorReplies++;
+    this.relayedReplies++;
+    this.#socket?.send(copy, endpoint.port, endpoint.address);
+  }
+
   #remember(key: string, reply: Uint8Array | null): void {
     this.#dedup.set(key, reply);
     if (this.#dedup.size > DEDUP_ENTRIES) {
@@ -354,7 +523,9 @@ export class NicController {
       this.#arrivals.delete(key);
       this.onReplyLatency?.(actor, (performance.now() - arrived) / 1000);
     }
-    this.#socket?.send(frame, origin.endpoint.port, origin.endpoint.address);
+    const via = this.#relayVia.get(endpointKey(origin.endpoint));
+    if (via !== undefined) this.#socket?.send(frame, via.port, via.address);
+    else this.#socket?.send(frame, origin.endpoint.port, origin.endpoint.address);
   }
 
   #errorToClient(origin: Origin, actor: ActorId, code: string, message: string): void {
@@ -467,6 +638,10 @@ export class NicController {
   }
 
   #arrive(request: LiveRequest): void {
+    if (this.table.lookup(request.actor)?.location.domain === 'remote') {
+      this.#toPeer(request);
+      return;
+    }
     this.scheduler.arrive(request, request.arrivalNs);
     this.#pump();
   }
@@ -660,7 +835,7 @@ export class NicController {
   #finishMigration(migration: MigrationState): void {
     const actor = migration.actor;
     migration.goneMs = performance.now();
-    this.table.move(actor, { domain: migration.to, node: nodeId(0) });
+    this.table.move(actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
     const buffered = this.scheduler.finishMigration(actor, wallNs());
     for (const request of buffered)
       this.#link.request(actor, request.timerId, request.origin, request.payload);

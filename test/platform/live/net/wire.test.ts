@@ -196,7 +196,7 @@ describe('wire frames', () => {
       variant((b) => (b[2] = 2), true),
       { ok: false, reason: 'bad-version' },
     );
-    for (const flags of [0x00, 0x03, 0x04, 0x05, 0x0a, 0x0e, 0x10, 0x81, 0xff]) {
+    for (const flags of [0x00, 0x03, 0x04, 0x05, 0x0a, 0x0e, 0x11, 0x20, 0x81, 0xff]) {
       assert.deepEqual(
         variant((b) => (b[3] = flags), true),
         { ok: false, reason: 'bad-flags' },
