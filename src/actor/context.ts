@@ -112,6 +112,15 @@ export interface ActorContext<M, R = never> {
   reply(message: R): void;
 
   /**
+   * Answers an origin remembered from an earlier message (`ctx.origin`, kept in the actor's DMOs
+   * with `encodeOrigin`): for an actor that answers only once a later event completes the work —
+   * a consensus leader replying when a command it accepted is chosen, a batch flushed on a timer.
+   * The same rules as `reply`: a client gets a datagram, an asking actor a message. Throws
+   * ReplyWithoutOriginError for the `none` origin.
+   */
+  replyTo(origin: Origin, message: R): void;
+
+  /**
    * Delivers `message` to this actor after `delayNs` (≥ 0), by default with origin `none`.
    * Timers are data (see PendingTimer), so they survive migration.
    */

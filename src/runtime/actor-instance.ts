@@ -87,8 +87,11 @@ class InstanceContext implements ActorContext<unknown, unknown> {
   }
 
   reply(message: unknown): void {
+    this.replyTo(this.origin, message);
+  }
+
+  replyTo(origin: Origin, message: unknown): void {
     const instance = this.#instance;
-    const origin = this.origin;
     const replies = instance.definition.replies;
     if (origin.kind === 'none') throw new ReplyWithoutOriginError(this.name);
     if (replies === undefined) {

@@ -11,3 +11,5 @@ export { MemoryStateStore } from './actor-state.ts';
 export type { ClientReply, LocalRuntimeOptions } from './local-runtime.ts';
 /** A single-threaded host for actors with an injected clock (tests, embedding). */
 export { LocalRuntime } from './local-runtime.ts';
+/** An origin as bytes (to keep in DMOs for a later `ctx.replyTo`), and back. */
+export { encodeOrigin, originSize, readOrigin } from './origin-codec.ts';

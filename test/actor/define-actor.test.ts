@@ -145,6 +145,9 @@ function recordingContext<M, R>(): { ctx: ActorContext<M, R>; sent: unknown[]; r
     reply: (message: R) => {
       replies.push(message);
     },
+    replyTo: (_origin, message: R) => {
+      replies.push(message);
+    },
     setTimer: () => 1 as TimerId,
     cancelTimer: () => false,
     root: () => undefined,
