@@ -49,7 +49,9 @@ const batcher = defineActor({
       held.push(decoded.origin);
     }
     waiting.clear();
-    held.forEach((origin, position) => ctx.replyTo(origin, { type: 'sum', total, position }));
+    held.forEach((origin, position) => {
+      ctx.replyTo(origin, { type: 'sum', total, position });
+    });
   },
 });
 
