@@ -43,6 +43,46 @@ export const ERROR_CODES = [
   'IPIPE_ERR_CHANNEL_FRAME',
   'IPIPE_ERR_CHANNEL_MESSAGE_TOO_LARGE',
   'IPIPE_ERR_CLI_USAGE',
+  'IPIPE_ERR_EXPERIMENT_SETUP',
+  'IPIPE_ERR_EXPERIMENT_NO_CAPACITY',
+  // applications (src/apps/*): each app's own errors.ts defines the classes
+  'IPIPE_ERR_LSM_CLOSED',
+  'IPIPE_ERR_LSM_CORRUPT_MANIFEST',
+  'IPIPE_ERR_LSM_CORRUPT_TABLE',
+  'IPIPE_ERR_LSM_INVALID_OPTIONS',
+  'IPIPE_ERR_LSM_INVALID_SEQUENCE',
+  'IPIPE_ERR_LSM_IO',
+  'IPIPE_ERR_LSM_KEY_TOO_LARGE',
+  'IPIPE_ERR_LSM_LOCKED',
+  'IPIPE_ERR_LSM_MISSING_TABLE',
+  'IPIPE_ERR_LSM_UNSORTED_INPUT',
+  'IPIPE_ERR_LSM_VALUE_TOO_LARGE',
+  'IPIPE_ERR_PAXOS_INVALID_CONFIG',
+  'IPIPE_ERR_PAXOS_INVALID_HISTORY',
+  'IPIPE_ERR_PAXOS_INVALID_TIME',
+  'IPIPE_ERR_PAXOS_SAFETY_VIOLATION',
+  'IPIPE_ERR_PAXOS_SIMULATED_CRASH',
+  'IPIPE_ERR_PAXOS_STORAGE_CORRUPT',
+  'IPIPE_ERR_PAXOS_STORAGE_IO',
+  'IPIPE_ERR_RESP_INVALID_LIMITS',
+  'IPIPE_ERR_RESP_LISTEN',
+  'IPIPE_ERR_RESP_NOT_LEADER',
+  'IPIPE_ERR_RESP_UNAVAILABLE',
+  'IPIPE_ERR_CLUSTER_INVALID_OPTIONS',
+  'IPIPE_ERR_CLUSTER_DATA_DIR_IN_USE',
+  'IPIPE_ERR_CLUSTER_START_FAILED',
+  'IPIPE_ERR_CLUSTER_NOT_RUNNING',
+  'IPIPE_ERR_CLUSTER_FRAME',
+  'IPIPE_ERR_DT_INVALID_TRANSACTION',
+  'IPIPE_ERR_DT_LOG_CORRUPT',
+  'IPIPE_ERR_DT_LOG_IO',
+  'IPIPE_ERR_DT_TRANSACTION_STATE',
+  'IPIPE_ERR_RTA_BAD_CONFIG',
+  'IPIPE_ERR_RTA_BAD_PATTERN',
+  'IPIPE_ERR_RTA_INPUT',
+  'IPIPE_ERR_RTA_NOT_CONFIGURED',
+  'IPIPE_ERR_RTA_NO_VALID_TUPLES',
+  'IPIPE_ERR_RTA_TOPOLOGY',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -259,6 +299,42 @@ export class SimKindError extends IpipeError {
 export class UsageError extends IpipeError {
   constructor(message: string) {
     super('IPIPE_ERR_CLI_USAGE', message);
+  }
+}
+
+/**
+ * An application experiment could not set its deployment up: an actor refused (or never
+ * answered) one of the app's own setup messages before any load was offered.
+ */
+export class ExperimentSetupError extends IpipeError {
+  /** The actor instance whose setup message failed. */
+  readonly actor: string;
+  constructor(actor: string, why: string) {
+    super(
+      'IPIPE_ERR_EXPERIMENT_SETUP',
+      `setting up actor "${actor}" for the experiment failed: ${why}; this is a bug in the app's ` +
+        'experiment hook or its configuration — rerun with the same --seed and report it',
+    );
+    this.actor = actor;
+  }
+}
+
+/**
+ * An application experiment's capacity probe answered no request at all for one placement, so
+ * there is no load to offer: the deployment collapsed (e.g. retransmission storms under too many
+ * requests in flight) or the probe was shorter than one answer's latency.
+ */
+export class ExperimentNoCapacityError extends IpipeError {
+  readonly placement: string;
+  readonly packetBytes: number;
+  constructor(app: string, placement: string, packetBytes: number) {
+    super(
+      'IPIPE_ERR_EXPERIMENT_NO_CAPACITY',
+      `${app}: the ${placement} deployment answered nothing during its capacity probe at ${packetBytes}-byte ` +
+        'packets; lower --outstanding or lengthen --probe-duration and --warmup',
+    );
+    this.placement = placement;
+    this.packetBytes = packetBytes;
   }
 }
 

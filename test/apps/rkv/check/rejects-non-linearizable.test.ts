@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { KvHistoryOp } from '../../../../src/apps/rkv/check/index.ts';
+import { checkLinearizability, describeCheckResult, kvModel } from '../../../../src/apps/rkv/check/index.ts';
+import { del, deleted, get, lost, ok, put, putOk, read } from './history-builders.ts';
+
+function assertRejected(history: KvHistoryOp[], partition?: string): void {
+  const result = checkLinearizability(kvModel, history);
+  assert.equal(result.verdict, 'not-linearizable', describeCheckResult(kvModel, result));
+  if (result.verdict === 'not-linearizable' && partition !== undefined)
+    assert.equal(result.partition, partition);
+}
+
+test('a stale read after an acknowledged write is rejected', () => {
+  assertRejected([
+    ok(1, put('x', 'a'), putOk, 0, 10),
+    ok(1, put('x', 'b'), putOk, 20, 30),
+    ok(2, get('x'), read('a'), 40, 50),
+  ]);
+});
+
+test('a lost write (acknowledged, then never visible) is rejected', () => {
+  assertRejected([ok(1, put('x', 'a'), putOk, 0, 10), ok(2, get('x'), read(null), 20, 30)]);
+});
+
+test('a read-your-own-write violation is rejected', () => {
+  assertRejected([
+    ok(1, put('x', 'old'), putOk, 0, 5),
+    ok(2, put('x', 'mine'), putOk, 10, 20),
+    ok(2, get('x'), read('old'), 21, 25),
+  ]);
+});
+
+test('concurrent writes observed in two different orders by sequential reads are rejected', () => {
+  // put a and put b overlap each other, but reads after both finished flip a → b → a.
+  assertRejected([
+    ok(1, put('x', 'a'), putOk, 0, 10),
+    ok(2, put('x', 'b'), putOk, 0, 10),
+    ok(3, get('x'), read('a'), 11, 12),
+    ok(3, get('x'), read('b'), 13, 14),
+    ok(3, get('x'), read('a'), 15, 16),
+  ]);
+});
+
+test('a new-old inversion between two non-overlapping reads during one write is rejected', () => {
+  // Once a read returned the new value, a read that starts after it cannot see the old one.
+  assertRejected([
+    ok(1, put('x', 'new'), putOk, 0, 100),
+    ok(2, get('x'), read('new'), 10, 20),
+    ok(3, get('x'), read(null), 30, 40),
+  ]);
+});
+
+test('a read of a value nobody wrote, or from the future, is rejected', () => {
+  assertRejected([ok(1, get('x'), read('ghost'), 0, 1)]);
+  assertRejected([ok(1, get('x'), read('later'), 0, 5), ok(2, put('x', 'later'), putOk, 10, 20)]);
+});
+
+test('a delete reporting the wrong existence is rejected', () => {
+  assertRejected([ok(1, put('x', 'a'), putOk, 0, 5), ok(1, del('x'), deleted(false), 10, 15)]);
+  assertRejected([ok(1, del('x'), deleted(true), 0, 5)]);
+  assertRejected([
+    ok(1, put('x', 'a'), putOk, 0, 5),
+    ok(1, del('x'), deleted(true), 10, 15),
+    ok(2, get('x'), read('a'), 20, 25),
+  ]);
+});
+
+test('a timed-out write may show up, but cannot vanish once a later read saw it', () => {
+  assertRejected([
+    lost(1, put('x', 'maybe'), 0),
+    ok(2, get('x'), read('maybe'), 10, 20),
+    ok(3, get('x'), read(null), 30, 40),
+  ]);
+});
+
+test('the failing partition is named and the others do not mask it', () => {
+  assertRejected(
+    [
+      ok(1, put('a', '1'), putOk, 0, 10),
+      ok(2, get('a'), read('1'), 20, 30),
+      ok(1, put('b', '1'), putOk, 0, 10),
+      ok(2, get('b'), read(null), 20, 30),
+    ],
+    'key "b"',
+  );
+});
+
+test('the counterexample description names the operations', () => {
+  const result = checkLinearizability(kvModel, [
+    ok(1, put('x', 'a'), putOk, 0, 10),
+    ok(2, get('x'), read(null), 20, 30),
+  ]);
+  const text = describeCheckResult(kvModel, result);
+  assert.match(text, /not linearizable: partition key "x"/);
+  assert.match(text, /client 2 \[20, 30\] get\(x\) → null/);
+});
