@@ -20,6 +20,8 @@ const BENCHES = [
   'udp',
   'migration-copy',
   'live-migration',
+  'resp',
+  'lsm',
 ] as const;
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(BENCHES as readonly string[]).includes(name));
