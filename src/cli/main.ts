@@ -10,6 +10,9 @@ import { IpipeError } from '../errors.ts';
 import { getProfile, knownProfileNames } from '../hw/index.ts';
 import { freshSeed } from '../random.ts';
 import { characterizeCommand } from './commands/characterize.ts';
+import { addClusterCommands } from './commands/cluster.ts';
+import { actorLoadCommand } from './commands/cluster-actors.ts';
+import { addAppExperimentCommands } from './commands/experiment-apps.ts';
 import { schedulerExperimentCommand } from './commands/experiment-scheduler.ts';
 import {
   LOAD_OPTION_HELP,
@@ -220,7 +223,11 @@ function buildProgram(): Command {
       });
     });
 
-  const liveOptions = <Opts extends OptionValues>(command: Command<[string], Opts>) =>
+  addAppExperimentCommands(experiment);
+
+  const liveOptions = <Args extends [string] | [string | undefined], Opts extends OptionValues>(
+    command: Command<Args, Opts>,
+  ) =>
     command
       .option('--nic-cores <n>', 'NIC domain cores (worker threads)', parseIntegerIn('--nic-cores', 1, 64), 2)
       .option(
@@ -249,12 +256,20 @@ function buildProgram(): Command {
     program
       .command('run')
       .description(
-        'start a live node hosting every actor the module exports (NIC and host domains in this process)',
+        'start a live node hosting every actor the module exports (NIC and host domains in this process), or one node of a cluster file',
       )
-      .argument('<module>', 'a .ts or .js file exporting actor definitions'),
+      .argument('[module]', 'a .ts or .js file exporting actor definitions')
+      .option('--cluster <file>', 'a cluster file (nodes and where each actor runs): run one of its nodes')
+      .option(
+        '--node-id <n>',
+        'with --cluster: which node of the file this process is',
+        parseIntegerIn('--node-id', 0, 65_535),
+      ),
   ).action(async (module, options) => {
     actionExit = await runCommand({
       module,
+      clusterFile: options.cluster,
+      nodeId: options.nodeId,
       nicCores: options.nicCores,
       hostCores: options.hostCores,
       port: options.port,
@@ -315,8 +330,16 @@ function buildProgram(): Command {
   for (const option of LOAD_OPTION_HELP) load.option(option.flags, option.description);
   load.action(async (options) => {
     const raw = options as unknown as RawLoadOptions;
+    if (raw.app !== undefined || raw.dataDir !== undefined) {
+      actionExit = await actorLoadCommand(raw, freshSeed);
+      return;
+    }
     const result = await loadCommand(await resolveLoadRequest(parseLoadOptions(raw, freshSeed), raw));
     if (result.answered === 0) actionExit = EXIT_CHECK_FAILED;
+  });
+
+  addClusterCommands(program as unknown as Command, (code) => {
+    actionExit = code;
   });
 
   return program as unknown as Command;

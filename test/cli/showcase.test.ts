@@ -13,6 +13,22 @@ interface ShowcaseDocument {
   readonly schemaVersion: number;
   readonly seed: number;
   readonly simulated: { readonly requestsTotal: number; readonly requestsAnswered: number };
+  readonly apps: {
+    readonly rows: readonly {
+      readonly app: string;
+      readonly role: string;
+      readonly hostOnly: {
+        readonly hostCores: number;
+        readonly throughputMops: number;
+        readonly placement: string;
+      };
+      readonly offloaded: {
+        readonly hostCores: number;
+        readonly throughputMops: number;
+        readonly placement: string;
+      };
+    }[];
+  };
   readonly live: {
     readonly sent: number;
     readonly answered: number;
@@ -22,10 +38,10 @@ interface ShowcaseDocument {
   };
 }
 
-test('showcase --json: the simulated and the live half, nothing lost in either', { timeout: 120_000 }, () => {
+test('showcase --json: the simulated and the live half, nothing lost in either', { timeout: 240_000 }, () => {
   const run = spawnSync(process.execPath, [BIN, 'showcase', '--seed', '11', '--json'], {
     encoding: 'utf8',
-    timeout: 120_000,
+    timeout: 240_000,
   });
   assert.equal(run.status, 0, run.stderr);
   const document = JSON.parse(run.stdout) as ShowcaseDocument;
@@ -33,6 +49,21 @@ test('showcase --json: the simulated and the live half, nothing lost in either',
   assert.equal(document.seed, 11);
   assert.ok(document.simulated.requestsTotal > 10_000);
   assert.equal(document.simulated.requestsAnswered, document.simulated.requestsTotal);
+  // The applications part: every app's roles, both placements measured at the same offered load.
+  assert.deepEqual(
+    document.apps.rows.map((r) => `${r.app}/${r.role}`),
+    ['rkv/leader', 'rkv/follower', 'dt/coordinator', 'dt/participant', 'rta/worker'],
+  );
+  for (const row of document.apps.rows) {
+    assert.equal(row.hostOnly.placement, 'host-only');
+    assert.equal(row.offloaded.placement, 'offloaded');
+    assert.ok(
+      row.hostOnly.throughputMops > 0 && row.offloaded.throughputMops > 0,
+      `${row.app}/${row.role} served`,
+    );
+    // Host-only runs every actor on the host: it cannot keep fewer host cores busy than offloading.
+    assert.ok(row.hostOnly.hostCores >= row.offloaded.hostCores, `${row.app}/${row.role}`);
+  }
   const live = document.live;
   assert.ok(live.sent > 1_000, `only ${live.sent} live requests`);
   assert.equal(live.answered, live.sent, 'every live request answered');

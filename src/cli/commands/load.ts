@@ -53,6 +53,8 @@ export interface RawLoadOptions {
   readonly module?: string;
   readonly message?: string;
   readonly json?: boolean;
+  readonly app?: string;
+  readonly dataDir?: string;
 }
 
 /** Defaults of the optional options. */
@@ -102,6 +104,12 @@ export const LOAD_OPTION_HELP: readonly { readonly flags: string; readonly descr
     flags: '--seed <n>',
     description: 'seed of arrival times and payloads (printed; same seed, same schedule)',
   },
+  {
+    flags: '--app <rta|dt>',
+    description:
+      'drive an application cluster started by `ipipe cluster up rta|dt` (its workload; results checked): rta streams --duration of tweet time (default 5s), dt runs bank transfers for --duration; --closed sets the requests in flight / clients',
+  },
+  { flags: '--data-dir <dir>', description: 'with --app: the data directory given to `cluster up`' },
   { flags: '--json', description: 'print one JSON document instead of a table' },
 ];
 

@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../../errors.ts';
 import { actorId } from '../../ids.ts';
 import { connectTcpChannel, listenTcpChannel } from '../../platform/live/channel/tcp-channel.ts';
+import { nodeOptionsFor, readClusterFile } from '../../platform/live/cluster/cluster-file.ts';
 import { type CatalogEntry, discoverDefinitions } from '../../platform/live/node/actor-catalog.ts';
 import { startAdminServer } from '../../platform/live/node/admin-server.ts';
 import {
@@ -23,7 +24,11 @@ import type { Domain } from '../../sched/types.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 
 export interface RunOptions {
-  readonly module: string;
+  /** The module whose exported actors the node hosts (absent with `clusterFile`). */
+  readonly module: string | undefined;
+  /** A cluster file (platform/live/cluster/cluster-file.ts): this process is node `nodeId` of it. */
+  readonly clusterFile?: string | undefined;
+  readonly nodeId?: number | undefined;
   readonly nicCores: number;
   readonly hostCores: number;
   readonly port: number;
@@ -98,9 +103,37 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
   });
 }
 
+/** The node options and the actors this process hosts, from a module or from a cluster file. */
+async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; hosted: CatalogEntry[] }> {
+  if (options.clusterFile === undefined) {
+    if (options.module === undefined) {
+      throw new UsageError('give the module whose actors to run, or --cluster <file> with --node-id <n>');
+    }
+    const catalog = await catalogOf(options.module);
+    return { live: nodeOptions(options, catalog), hosted: catalog };
+  }
+  if (options.module !== undefined) {
+    throw new UsageError(
+      'give either a module or --cluster <file>, not both (the cluster file names the modules)',
+    );
+  }
+  if (options.nodeId === undefined)
+    throw new UsageError('--cluster needs --node-id <n>: which node of the file this is');
+  const spec = readClusterFile(options.clusterFile);
+  const fromFile = nodeOptionsFor(spec, options.nodeId);
+  const live: LiveNodeOptions = {
+    ...fromFile,
+    nicCores: fromFile.nicCores ?? options.nicCores,
+    hostCores: fromFile.hostCores ?? options.hostCores,
+    watchdogMs: options.watchdogMs,
+    placement: { ...fromFile.placement, ...options.placement },
+  };
+  return { live, hosted: fromFile.catalog.filter((entry) => entry.node === options.nodeId) };
+}
+
 export async function runCommand(options: RunOptions): Promise<number> {
-  const catalog = await catalogOf(options.module);
-  const node = await LiveNode.start(nodeOptions(options, catalog));
+  const { live, hosted: catalog } = await liveSetup(options);
+  const node = await LiveNode.start(live);
   const admin =
     options.metricsPort === undefined
       ? undefined
@@ -108,9 +141,11 @@ export async function runCommand(options: RunOptions): Promise<number> {
   const banner = {
     schemaVersion: 1,
     udp: node.address,
+    nodeId: live.nodeId ?? 0,
+    pid: process.pid,
     admin: admin ? `http://${admin.address}:${admin.port}` : null,
-    nicCores: options.nicCores,
-    hostCores: options.hostCores,
+    nicCores: live.nicCores,
+    hostCores: live.hostCores,
     actors: catalog.map((entry) => ({ id: entry.id, name: entry.name, domain: node.domainOf(entry.id) })),
   };
   if (options.json) writeJson(banner);
@@ -120,9 +155,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
       writeOut(
         `metrics and admin: ${banner.admin}/metrics · /stats · POST /migrate?actor=<name>&to=nic|host`,
       );
-    writeOut(
-      `${options.nicCores} NIC cores, ${options.hostCores} host cores (worker threads) · Ctrl-C to stop`,
-    );
+    writeOut(`${live.nicCores} NIC cores, ${live.hostCores} host cores (worker threads) · Ctrl-C to stop`);
     writeOut(
       table(
         ['id', 'actor', 'domain'],
@@ -152,6 +185,7 @@ export function parseChannelAddress(value: string): { host: string; port: number
 }
 
 export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number> {
+  if (options.module === undefined) throw new UsageError('ipipe node needs the module whose actors it hosts');
   const catalog = await catalogOf(options.module);
   const live = nodeOptions(options, catalog);
   if (options.role === 'nic') {

@@ -1,0 +1,39 @@
+/**
+ * RKV's actors for the simulated platform (iPipe §5 "RKV": consensus and memtable on the NIC,
+ * SSTable reader and compaction pinned to the host), their messages, the modelled disk and the
+ * SimCluster deployment. docs/apps/rkv-sim.md describes them. Value exports first, then types.
+ */
+
+export { rkvConsensus, rkvRef } from './consensus-actor.ts';
+export type { RkvMessage, RkvMsg } from './messages.ts';
+export {
+  MAX_KEY_BYTES,
+  MAX_VALUE_BYTES,
+  RKV_KEY_BYTES,
+  rkvKey,
+  rkvKeyIndex,
+  rkvMessages,
+} from './messages.ts';
+export type { RkvActorRole, RkvSimDeployment, RkvSimOptions } from './sim-deployment.ts';
+export {
+  deployRkvOnSimCluster,
+  loadMemtables,
+  rkvInstanceName,
+} from './sim-deployment.ts';
+export type { DiskLookup, RunEntry } from './sim-disk.ts';
+export {
+  baseValue,
+  decodeRun,
+  encodeRun,
+  registerSimDisk,
+  SimDisk,
+  simDisk,
+  unregisterSimDisk,
+} from './sim-disk.ts';
+export {
+  DISK_FSYNC_NS,
+  DISK_WRITE_BYTES_PER_SEC,
+  rkvCompaction,
+  rkvMemtable,
+  rkvSstableReader,
+} from './storage-actors.ts';

@@ -1,0 +1,181 @@
+/**
+ * The modelled disk behind RKV's host actors on the simulated platform (iPipe §5 "RKV": "SSTable
+ * reader (host, pinned, on disk)", "compaction (host, pinned)"). The live cluster runs the real
+ * file-based LSM (src/apps/rkv/lsm); the simulator models what the host side holds instead:
+ *
+ *   base data   the pre-loaded data set: every key index in [0, baseKeys) has a value of
+ *               `valueBytes` bytes computed from its index (`baseValue`), so a million keys cost
+ *               no memory here; the tables below shadow it
+ *   level 1     one sorted table, the merge of earlier level-0 tables (major compaction)
+ *   level 0     the tables minor compactions wrote, newest last; each is one frozen memtable
+ *
+ * A lookup reads level 0 newest first, then level 1, then the base data: the LSM read order.
+ * Tables are JS maps (the model needs their contents, not their block layout); what reading and
+ * writing them costs a host core is declared by the actors' cost hooks (actors.ts), not measured
+ * here. The disk is a device, not actor state: actors find it by the name their setup message
+ * carries (`registerSimDisk`), as DT's logging actor finds its storage.
+ */
+
+import { ConfigError } from '../../../errors.ts';
+import { rkvKeyIndex } from './messages.ts';
+
+const latin1 = new TextDecoder('latin1');
+
+/** What a run entry holds. */
+export interface RunEntry {
+  readonly key: Uint8Array;
+  readonly value: Uint8Array;
+}
+
+/**
+ * A frozen memtable as bytes, in key order: [count u32] then per entry [key length u8][key]
+ * [value length u32][value] (little-endian). What a flush carries from the NIC to the host.
+ */
+export function encodeRun(entries: readonly RunEntry[]): Uint8Array {
+  let bytes = 4;
+  for (const entry of entries) bytes += 1 + entry.key.length + 4 + entry.value.length;
+  const out = new Uint8Array(bytes);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, entries.length, true);
+  let at = 4;
+  for (const { key, value } of entries) {
+    out[at] = key.length;
+    out.set(key, at + 1);
+    at += 1 + key.length;
+    view.setUint32(at, value.length, true);
+    out.set(value, at + 4);
+    at += 4 + value.length;
+  }
+  return out;
+}
+
+/** The entries of an encoded run. Throws RangeError on bytes `encodeRun` did not write. */
+export function decodeRun(run: Uint8Array): RunEntry[] {
+  const view = new DataView(run.buffer, run.byteOffset, run.byteLength);
+  if (run.length < 4) throw new RangeError('run shorter than its header');
+  const count = view.getUint32(0, true);
+  const entries: RunEntry[] = [];
+  let at = 4;
+  for (let i = 0; i < count; i++) {
+    const keyBytes = run[at];
+    if (keyBytes === undefined || at + 1 + keyBytes + 4 > run.length) throw new RangeError('run truncated');
+    const key = run.slice(at + 1, at + 1 + keyBytes);
+    at += 1 + keyBytes;
+    const valueBytes = view.getUint32(at, true);
+    if (at + 4 + valueBytes > run.length) throw new RangeError('run truncated');
+    entries.push({ key, value: run.slice(at + 4, at + 4 + valueBytes) });
+    at += 4 + valueBytes;
+  }
+  return entries;
+}
+
+/** The value of base key `index`: `valueBytes` bytes derived from the index. */
+export function baseValue(index: number, valueBytes: number): Uint8Array {
+  const value = new Uint8Array(valueBytes);
+  let x = (index * 2654435761) >>> 0;
+  for (let i = 0; i < valueBytes; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    value[i] = x >>> 24;
+  }
+  return value;
+}
+
+/** What one lookup found, and how deep it went (for tests and the docs' read order). */
+export interface DiskLookup {
+  readonly value: Uint8Array | undefined;
+  /** 'level-0', 'level-1', 'base' or 'none'. */
+  readonly from: 'level-0' | 'level-1' | 'base' | 'none';
+}
+
+/** The modelled disk of one replica's host (see the file header). */
+export class SimDisk {
+  readonly baseKeys: number;
+  readonly valueBytes: number;
+  readonly #level0: Map<string, Uint8Array>[] = [];
+  #level1 = new Map<string, Uint8Array>();
+  #tablesWritten = 0;
+  #bytesWritten = 0;
+
+  constructor(options: { readonly baseKeys: number; readonly valueBytes: number }) {
+    if (!(Number.isSafeInteger(options.baseKeys) && options.baseKeys >= 0)) {
+      throw new ConfigError('rkv.keys', `must be a non-negative integer, got ${options.baseKeys}`);
+    }
+    if (!(Number.isInteger(options.valueBytes) && options.valueBytes >= 0)) {
+      throw new ConfigError('rkv.valueBytes', `must be a non-negative integer, got ${options.valueBytes}`);
+    }
+    this.baseKeys = options.baseKeys;
+    this.valueBytes = options.valueBytes;
+  }
+
+  /** Level-0 tables on the disk now. */
+  get level0Tables(): number {
+    return this.#level0.length;
+  }
+
+  /** Tables written by minor compactions so far, and their bytes. */
+  get tablesWritten(): number {
+    return this.#tablesWritten;
+  }
+
+  get bytesWritten(): number {
+    return this.#bytesWritten;
+  }
+
+  /** Writes a flushed run as the newest level-0 table; returns its entry count. */
+  writeLevel0(run: Uint8Array): number {
+    const table = new Map<string, Uint8Array>();
+    for (const entry of decodeRun(run)) table.set(latin1.decode(entry.key), entry.value);
+    this.#level0.push(table);
+    this.#tablesWritten++;
+    this.#bytesWritten += run.length;
+    return table.size;
+  }
+
+  /** Merges every level-0 table into level 1 (newest wins); returns the entries merged. */
+  compactLevel0(): number {
+    let merged = 0;
+    const level1 = new Map(this.#level1);
+    for (const table of this.#level0) {
+      for (const [key, value] of table) {
+        level1.set(key, value);
+        merged++;
+      }
+    }
+    this.#level0.length = 0;
+    this.#level1 = level1;
+    return merged;
+  }
+
+  /** The key's newest value in LSM read order. */
+  lookup(key: Uint8Array): DiskLookup {
+    const name = latin1.decode(key);
+    for (let i = this.#level0.length - 1; i >= 0; i--) {
+      const value = this.#level0[i]?.get(name);
+      if (value !== undefined) return { value, from: 'level-0' };
+    }
+    const value = this.#level1.get(name);
+    if (value !== undefined) return { value, from: 'level-1' };
+    const index = rkvKeyIndex(key);
+    if (index !== undefined && index < this.baseKeys) {
+      return { value: baseValue(index, this.valueBytes), from: 'base' };
+    }
+    return { value: undefined, from: 'none' };
+  }
+}
+
+const disks = new Map<string, SimDisk>();
+
+/** Makes `disk` reachable by `name` from the host actors' setup messages (this thread only). */
+export function registerSimDisk(name: string, disk: SimDisk): void {
+  disks.set(name, disk);
+}
+
+/** Forgets a registered disk. */
+export function unregisterSimDisk(name: string): void {
+  disks.delete(name);
+}
+
+/** The disk registered as `name`, or undefined. */
+export function simDisk(name: string): SimDisk | undefined {
+  return disks.get(name);
+}

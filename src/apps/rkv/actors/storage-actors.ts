@@ -1,0 +1,304 @@
+/**
+ * RKV's LSM side on the simulated platform (iPipe §5 "RKV": "memtable (NIC, can migrate; on minor
+ * compaction its memtable object migrates to the host and the compaction actor is told), SSTable
+ * reader (host, pinned, on disk), compaction (host, pinned) … memtable misses go to the SSTable
+ * reader"):
+ *
+ *   memtable    the skip-list memtable in its DMOs (DmoMemtable): applies each committed entry
+ *               the consensus actor sends, answers the waiting client of a put, serves gets; a
+ *               miss goes on to the SSTable reader with the client's origin, which answers it.
+ *               Full (≥ limitBytes): the active memtable is frozen (kept, still read) and a new
+ *               one started; the frozen one goes to the compaction actor as one `flush` message
+ *               (its bytes cross PCIe: the object's move to the host) and is dropped only when the
+ *               compaction actor says `flushed`, so a get never misses a write in flight.
+ *   compaction  writes the flushed run to the modelled disk as a level-0 table (sim-disk.ts) and
+ *               merges level 0 into level 1 once `level0Trigger` tables are there.
+ *   sstable     reads the modelled disk in LSM order (level 0 newest first, level 1, base data).
+ *
+ * Reads are linearizable through the leader: a put is answered only once the leader's memtable
+ * holds it, every get is served by the leader's memtable (or, after a miss, by storage that the
+ * frozen memtable reached before it was dropped), and the leader is fixed (consensus-actor.ts).
+ *
+ * DMO layout: memtable  active  DmoMemtable header (the skip list)
+ *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
+ *                       setup   DmoHashMap "setup" → encoded memtable-setup
+ *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight
+ *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
+ */
+
+import type { ActorContext, HandlerWork } from '../../../actor/index.ts';
+import { defineActor } from '../../../actor/index.ts';
+import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
+import type { ObjectId } from '../../../ids.ts';
+import { readOrigin } from '../../../runtime/origin-codec.ts';
+import { DmoMemtable } from '../lsm/dmo-memtable.ts';
+import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
+import { type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import { encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
+
+type RkvContext = ActorContext<RkvMessage, RkvMessage>;
+
+const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1 } as const;
+
+function rootOf(ctx: RkvContext, name: string): ObjectId {
+  const id = ctx.root(name);
+  if (id === undefined) throw new Error(`rkv actor ${ctx.name}: root "${name}" missing (init did not run)`);
+  return id;
+}
+
+function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T): RkvMsg<T> | undefined {
+  const bytes = DmoHashMap.open(ctx.dmo, rootOf(ctx, 'setup')).getString('setup');
+  if (bytes === undefined) return undefined;
+  const message = rkvMessages.decode(bytes);
+  return message.type === type ? (message as RkvMsg<T>) : undefined;
+}
+
+/** Stores a setup message once; answers `ready` to whoever waits. */
+function saveSetup(ctx: RkvContext, message: RkvMessage): void {
+  const map = DmoHashMap.open(ctx.dmo, rootOf(ctx, 'setup'));
+  if (map.getString('setup') === undefined) map.setString('setup', rkvMessages.encode(message));
+  if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
+}
+
+function refuseBeforeSetup(ctx: RkvContext, message: RkvMessage): void {
+  ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
+  if (ctx.origin.kind !== 'none') ctx.reply({ type: 'refused', reason: `${ctx.name} is not set up yet` });
+}
+
+// ---- the memtable actor --------------------------------------------------------------------------
+
+/** Freezes a full active memtable and sends it to the compaction actor (see the header). */
+function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: DmoMemtable): void {
+  if (active.approximateBytes < setup.limitBytes || ctx.root('frozen') !== undefined) return;
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  const table = (meta.get(MEMTABLE_META.tablesFlushed) ?? 0) + 1;
+  const entries: RunEntry[] = [];
+  for (const entry of active.entries()) {
+    if (entry.kind === 'put') entries.push({ key: entry.key.slice(), value: entry.value.slice() });
+  }
+  ctx.setRoot('frozen', active.rootId);
+  ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
+  meta.set(MEMTABLE_META.tableInFlight, table);
+  meta.set(MEMTABLE_META.tablesFlushed, table);
+  const to = rkvRef(ctx, setup.compaction);
+  if (to === undefined) {
+    ctx.log.error({ compaction: setup.compaction }, 'rkv: no compaction actor; the flush waits');
+    return;
+  }
+  ctx.send(
+    to,
+    { type: 'flush', table, entries: entries.length, run: encodeRun(entries) },
+    { origin: 'none' },
+  );
+}
+
+function memtableGet(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
+  const tables = [ctx.root('active'), ctx.root('frozen')];
+  for (const root of tables) {
+    if (root === undefined) continue;
+    const entry = DmoMemtable.open(ctx.dmo, root).get(key);
+    if (entry === undefined) continue;
+    if (ctx.origin.kind === 'none') return;
+    ctx.reply(
+      entry.kind === 'put'
+        ? { type: 'value', found: true, value: entry.value }
+        : { type: 'value', found: false, value: new Uint8Array(0) },
+    );
+    return;
+  }
+  // A miss: the SSTable reader answers whoever waits (the origin travels with the send).
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'refused', reason: 'no SSTable reader' });
+    return;
+  }
+  ctx.send(reader, { type: 'get', key });
+}
+
+/**
+ * The memtable actor (one per replica; `any`: starts on the NIC, may migrate). Set up with
+ * `memtable-setup`; `memtable-load` fills it with pre-existing data; then `apply` from the
+ * consensus actor and `get` from clients.
+ */
+export const rkvMemtable = defineActor({
+  name: 'rkv-memtable',
+  messages: rkvMessages,
+  replies: rkvMessages,
+  placement: 'any',
+  exclusive: true,
+  init(ctx) {
+    ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
+    ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
+    ctx.setRoot('meta', DmoNumberMap.create(ctx.dmo).rootId);
+  },
+  exec(ctx, message) {
+    if (message.type === 'memtable-setup') return saveSetup(ctx, message);
+    const setup = loadSetup(ctx, 'memtable-setup');
+    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    const active = DmoMemtable.open(ctx.dmo, rootOf(ctx, 'active'));
+    switch (message.type) {
+      case 'get':
+        return memtableGet(ctx, setup, message.key);
+      case 'apply': {
+        if (message.key.length > 0) active.put(message.key, message.value, message.slot);
+        if (message.origin.length > 0) {
+          const decoded = readOrigin(message.origin, 0);
+          if (decoded === undefined) ctx.log.error({ slot: message.slot }, 'rkv: undecodable origin');
+          else ctx.replyTo(decoded.origin, { type: 'put-ok', slot: message.slot });
+        }
+        return maybeFlush(ctx, setup, active);
+      }
+      case 'memtable-load':
+        message.items.forEach((item, i) => {
+          active.put(item.key, item.value, message.firstSequence + i);
+        });
+        if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
+        return maybeFlush(ctx, setup, active);
+      case 'flushed': {
+        const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+        const frozen = ctx.root('frozen');
+        if (frozen === undefined || meta.get(MEMTABLE_META.tableInFlight) !== message.table) return;
+        DmoMemtable.open(ctx.dmo, frozen).destroy();
+        ctx.setRoot('frozen', undefined);
+        meta.set(MEMTABLE_META.tableInFlight, 0);
+        // Writes may have filled the new memtable while the flush was in flight.
+        return maybeFlush(ctx, setup, active);
+      }
+      default:
+        ctx.log.warn({ type: message.type }, 'rkv: not a memtable message; dropped');
+    }
+  },
+  cost: memtableWork,
+});
+
+// ---- the SSTable reader --------------------------------------------------------------------------
+
+/** The SSTable reader (one per replica, pinned to the host): memtable misses, from the modelled disk. */
+export const rkvSstableReader = defineActor({
+  name: 'rkv-sstable',
+  messages: rkvMessages,
+  replies: rkvMessages,
+  placement: 'host',
+  exclusive: false,
+  init(ctx) {
+    ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
+  },
+  exec(ctx, message) {
+    if (message.type === 'sstable-setup') return saveSetup(ctx, message);
+    const setup = loadSetup(ctx, 'sstable-setup');
+    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    if (message.type !== 'get') return;
+    const disk = simDisk(setup.disk);
+    if (disk === undefined) {
+      ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
+      if (ctx.origin.kind !== 'none') ctx.reply({ type: 'refused', reason: `no disk ${setup.disk}` });
+      return;
+    }
+    if (ctx.origin.kind === 'none') return;
+    const found = disk.lookup(message.key).value;
+    ctx.reply({ type: 'value', found: found !== undefined, value: found ?? new Uint8Array(0) });
+  },
+  cost: sstableWork,
+});
+
+// ---- the compaction actor ------------------------------------------------------------------------
+
+/** The compaction actor (one per replica, pinned to the host): minor and level-0 compactions. */
+export const rkvCompaction = defineActor({
+  name: 'rkv-compaction',
+  messages: rkvMessages,
+  replies: rkvMessages,
+  placement: 'host',
+  exclusive: true,
+  init(ctx) {
+    ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
+  },
+  exec(ctx, message) {
+    if (message.type === 'compaction-setup') return saveSetup(ctx, message);
+    const setup = loadSetup(ctx, 'compaction-setup');
+    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    if (message.type !== 'flush') return;
+    const disk = simDisk(setup.disk);
+    if (disk === undefined) {
+      ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered; the flush is lost');
+      return;
+    }
+    disk.writeLevel0(message.run);
+    if (disk.level0Tables >= setup.level0Trigger) disk.compactLevel0();
+    const memtable = rkvRef(ctx, setup.memtable);
+    if (memtable !== undefined)
+      ctx.send(memtable, { type: 'flushed', table: message.table }, { origin: 'none' });
+  },
+  cost: compactionWork,
+});
+
+// ---- declared work (docs/apps/rkv-sim.md) --------------------------------------------------------
+
+/** A skip-list search in the DMO memtable: ~20 levels × a 16-byte compare and a link load. */
+const SKIPLIST_SEARCH_INSTRUCTIONS = 1400;
+/** An insert: the search, a node allocation, linking the levels, the byte count. */
+const SKIPLIST_INSERT_INSTRUCTIONS = 2200;
+/** Encoding an entry into a flush run, amortised over the puts (each entry is flushed once). */
+const FLUSH_ENCODE_INSTRUCTIONS = 150;
+/** An SSTable point read: bloom probes, index binary search, one 4 KiB block checksum + search. */
+const SSTABLE_READ_INSTRUCTIONS = 3200;
+/** Building a table entry: index, bloom bits, block append. */
+const TABLE_BUILD_INSTRUCTIONS_PER_ENTRY = 400;
+/** Bytes per second the modelled disk writes sequentially (a datacenter NVMe drive). */
+export const DISK_WRITE_BYTES_PER_SEC = 1.5e9;
+/** One fsync of a finished table. */
+export const DISK_FSYNC_NS = 20_000;
+const PER_BYTE_INSTRUCTIONS = 1 / 8;
+
+function memtableWork(message: RkvMessage): HandlerWork {
+  const base = { ipc: 1.0, mpki: 4, workingSetBytes: 1024 * 1024 };
+  switch (message.type) {
+    case 'get':
+      // Active then (rarely) frozen; a hit copies the value into the answer.
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS + 64 };
+    case 'apply': {
+      const bytes = message.key.length + message.value.length;
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          SKIPLIST_INSERT_INSTRUCTIONS +
+          FLUSH_ENCODE_INSTRUCTIONS +
+          2 * bytes * PER_BYTE_INSTRUCTIONS,
+      };
+    }
+    case 'memtable-load':
+      return {
+        ...base,
+        instructions: RKV_BASE_INSTRUCTIONS + message.items.length * SKIPLIST_INSERT_INSTRUCTIONS,
+      };
+    default:
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS };
+  }
+}
+
+function sstableWork(message: RkvMessage): HandlerWork {
+  if (message.type !== 'get') return { instructions: RKV_BASE_INSTRUCTIONS };
+  // Cold data: index and block reads miss the caches far more than the NIC-side structures.
+  return {
+    instructions: RKV_BASE_INSTRUCTIONS + SSTABLE_READ_INSTRUCTIONS,
+    ipc: 0.9,
+    mpki: 12,
+    workingSetBytes: 64 * 1024 * 1024,
+  };
+}
+
+function compactionWork(message: RkvMessage): HandlerWork {
+  if (message.type !== 'flush') return { instructions: RKV_BASE_INSTRUCTIONS };
+  const bytes = message.run.length;
+  return {
+    instructions:
+      RKV_BASE_INSTRUCTIONS +
+      message.entries * TABLE_BUILD_INSTRUCTIONS_PER_ENTRY +
+      bytes * PER_BYTE_INSTRUCTIONS,
+    ipc: 1.2,
+    mpki: 3,
+    workingSetBytes: bytes,
+    fixedNs: (bytes / DISK_WRITE_BYTES_PER_SEC) * 1e9 + DISK_FSYNC_NS,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Typed errors of the RKV live cluster (`ipipe cluster up rkv`): options, a data directory held by
+ * another process, replicas that fail to start, `cluster down` with nothing running, and damaged
+ * replica-to-replica frames. Codes `IPIPE_ERR_CLUSTER_*`, documented in docs/errors.md.
+ */
+
+import { IpipeError } from '../../../errors.ts';
+
+/** A cluster option out of range, or one that contradicts the data directory's recorded shape. */
+export class ClusterOptionsError extends IpipeError {
+  constructor(message: string) {
+    super('IPIPE_ERR_CLUSTER_INVALID_OPTIONS', message);
+  }
+}
+
+/** Another live process (a supervisor or a replica) holds the data directory. */
+export class ClusterDataDirInUseError extends IpipeError {
+  readonly directory: string;
+  readonly holderPid: number;
+  constructor(directory: string, holderPid: number, what: string, options?: ErrorOptions) {
+    super(
+      'IPIPE_ERR_CLUSTER_DATA_DIR_IN_USE',
+      `data directory ${directory} is in use by ${what} (process ${holderPid}): stop it first ` +
+        `(ipipe cluster down --data-dir ${directory}) or pick another --data-dir`,
+      options,
+    );
+    this.directory = directory;
+    this.holderPid = holderPid;
+  }
+}
+
+/** A replica process exited, or did not report ready in time, while the cluster started. */
+export class ClusterStartError extends IpipeError {
+  readonly replicaId: number;
+  constructor(replicaId: number, why: string, logPath: string) {
+    super(
+      'IPIPE_ERR_CLUSTER_START_FAILED',
+      `replica ${replicaId} did not start: ${why}; see its log ${logPath}, fix the cause and start again`,
+    );
+    this.replicaId = replicaId;
+  }
+}
+
+/** `cluster down` / `cluster status` found no (readable) cluster state file. */
+export class ClusterNotRunningError extends IpipeError {
+  constructor(directory: string, why: string) {
+    super(
+      'IPIPE_ERR_CLUSTER_NOT_RUNNING',
+      `no cluster is running from ${directory} (${why}): check --data-dir`,
+    );
+  }
+}
+
+/** A replica-to-replica frame that fails its length or CRC-32 check, or does not decode. */
+export class ClusterFrameError extends IpipeError {
+  constructor(message: string) {
+    super(
+      'IPIPE_ERR_CLUSTER_FRAME',
+      `replica frame rejected: ${message}; the connection is dropped and dialled again`,
+    );
+  }
+}

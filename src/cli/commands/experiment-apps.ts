@@ -1,0 +1,307 @@
+/**
+ * `ipipe experiment rkv|dt|rta --platform sim --nic <profile>`: the applications' offload
+ * experiment (iPipe §5: host cores used, host-only vs offloaded, at 64/256/512/1024-byte packets;
+ * per-core throughput; average and p99 latency). The method is in src/experiments/app-offload.ts
+ * and docs/apps/experiments.md; this file parses, runs, prints and writes JSON, CSV and SVG.
+ */
+
+import { readFileSync } from 'node:fs';
+import { type Command, Option } from '@commander-js/extra-typings';
+import { IpipeError, UsageError } from '../../errors.ts';
+import {
+  type AppOffloadResult,
+  type AppOffloadRow,
+  OFFLOAD_PLACEMENTS,
+  type OffloadApp,
+  type OffloadAppName,
+  type OffloadPlacement,
+  PAPER_PACKET_SIZES,
+  runAppOffload,
+} from '../../experiments/app-offload.ts';
+import { appFor } from '../../experiments/app-offload-apps.ts';
+import { timingFor } from '../../platform/sim/hardware-timing.ts';
+import { freshSeed } from '../../random.ts';
+import { barChart, writeExperimentOutputs } from '../../report/index.ts';
+import {
+  parseChoices,
+  parseDuration,
+  parseFraction,
+  parseIntegerIn,
+  parseSeed,
+  type ResolvedNic,
+  resolveNic,
+} from '../options.ts';
+import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+
+/** The parsed options of `ipipe experiment rkv|dt|rta`. */
+export interface AppExperimentOptions {
+  readonly app: OffloadAppName;
+  readonly target: ResolvedNic;
+  readonly packetSizes: readonly number[];
+  readonly placements: readonly OffloadPlacement[];
+  readonly seed: number;
+  readonly durationNs: number;
+  readonly warmupNs: number;
+  readonly probeNs: number;
+  readonly loadFraction: number;
+  /** Undefined: the app's own default. */
+  readonly outstanding: number | undefined;
+  readonly hostPacketIo: boolean;
+  /** The app's own configuration (parsed JSON), or undefined for the experiment's defaults. */
+  readonly appConfig?: unknown;
+  readonly outDir: string;
+  readonly json: boolean;
+}
+
+/** Runs one app's experiment, writes its files, prints the table or the JSON document. */
+export async function appExperimentCommand(options: AppExperimentOptions): Promise<AppOffloadResult> {
+  const { result, written } = await runAppExperiment(options);
+  if (options.json) writeJson(result);
+  else writeOut(`${renderAppExperiment(result)}\n\nWrote ${written.join(', ')}`);
+  process.stderr.write(`ipipe: wrote ${written.length} files to ${options.outDir}\n`);
+  return result;
+}
+
+/**
+ * The command without printing: runs the experiment and writes `<app>-<nic>.json`, `.csv` and
+ * the SVG charts into `outDir`; returns the document and the paths written.
+ */
+export async function runAppExperiment(
+  options: AppExperimentOptions,
+): Promise<{ readonly result: AppOffloadResult; readonly written: readonly string[] }> {
+  let app: OffloadApp;
+  try {
+    app = appFor(options.app, options.appConfig);
+  } catch (error) {
+    // A bad app configuration is the user's input: a usage error (exit 2), naming the field.
+    if (
+      error instanceof IpipeError &&
+      options.appConfig !== undefined &&
+      error.code !== 'IPIPE_ERR_CONFIG_INVALID'
+    ) {
+      throw new UsageError(`--app-config: ${error.message}`);
+    }
+    throw error;
+  }
+  const bar = progressBar(`simulating ${options.app}`);
+  process.stderr.write(
+    `ipipe: experiment ${options.app} on ${options.target.nic.name}, seed ${options.seed}\n`,
+  );
+  const result = runAppOffload({
+    app,
+    timing: timingFor(options.target.nic, options.target.host),
+    nic: options.target.nic.name,
+    packetSizes: options.packetSizes,
+    placements: options.placements,
+    seed: options.seed,
+    durationNs: options.durationNs,
+    warmupNs: options.warmupNs,
+    probeNs: options.probeNs,
+    loadFraction: options.loadFraction,
+    ...(options.outstanding === undefined ? {} : { outstanding: options.outstanding }),
+    hostPacketIo: options.hostPacketIo,
+    onPoint: (done, total) => bar.update(done / total),
+  });
+  bar.done();
+  const rows = result.results.map((row) => ({ ...row }));
+  const subtitle = `${result.nic}, ${Math.round(result.method.loadFraction * 100)}% of the smaller capacity, seed ${result.seed}`;
+  const charts: Record<string, string> = {};
+  const roles = [...new Set(rows.map((r) => r.role))];
+  for (const role of roles) {
+    const mine = rows.filter((r) => r.role === role);
+    const suffix = roles.length > 1 ? `-${role}` : '';
+    const of = roles.length > 1 ? ` (${role})` : '';
+    charts[`host-cores${suffix}`] = await barChart({
+      title: `${options.app.toUpperCase()}: host cores used${of}`,
+      subtitle,
+      x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
+      y: { field: 'hostCores', title: 'Host cores busy', unit: 'cores' },
+      group: 'placement',
+      groupTitle: 'Placement',
+      rows: mine,
+    });
+    charts[`per-core${suffix}`] = await barChart({
+      title: `${options.app.toUpperCase()}: throughput per host core${of}`,
+      subtitle,
+      x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
+      y: { field: 'perCoreMops', title: 'Per-core throughput', unit: 'Mops' },
+      group: 'placement',
+      groupTitle: 'Placement',
+      rows: mine.filter((r) => r.perCoreMops !== null),
+    });
+  }
+  charts['p99-latency'] = await barChart({
+    title: `${options.app.toUpperCase()}: p99 latency at the offered load`,
+    subtitle,
+    x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
+    y: { field: 'p99LatencyUs', title: 'p99 latency', unit: 'µs' },
+    group: 'placement',
+    groupTitle: 'Placement',
+    rows: rows.filter((r) => r.role === roles[0]),
+  });
+  const written = await writeExperimentOutputs(options.outDir, `${options.app}-${options.target.nic.name}`, {
+    json: result,
+    csvRows: rows,
+    charts,
+  });
+  return { result, written: written.all };
+}
+
+/** The result as a text table (one line per role, packet size and placement). */
+export function renderAppExperiment(result: AppOffloadResult): string {
+  const m = result.method;
+  const lines = [
+    paint('bold', `${result.app.toUpperCase()} offload experiment (simulated) — ${result.nic}`),
+    `offered load ${Math.round(m.loadFraction * 100)}% of the smaller closed-loop capacity · ` +
+      `${m.durationNs / 1e6} ms measured after ${m.warmupNs / 1e6} ms warm-up · ` +
+      `${m.nicCores} NIC cores, ${m.hostCoresAvailable} host cores · ` +
+      `host-only pays DPDK packet I/O: ${m.hostPacketIo ? 'yes' : 'no'} · seed ${result.seed}`,
+    '',
+    table(
+      [
+        'role',
+        'packet B',
+        'placement',
+        'host cores',
+        'NIC cores',
+        'offered kops/s',
+        'kops/s',
+        'kops/s per host core',
+        'avg µs',
+        'p99 µs',
+        'migrations',
+      ],
+      result.results.map((r: AppOffloadRow) => [
+        r.role,
+        r.packetSize,
+        r.placement,
+        r.hostCores,
+        r.nicCores,
+        kilo(r.offeredMops),
+        kilo(r.throughputMops),
+        r.perCoreMops === null ? '—' : kilo(r.perCoreMops),
+        r.avgLatencyUs,
+        r.p99LatencyUs,
+        r.migrations,
+      ]),
+    ),
+  ];
+  return lines.join('\n');
+}
+
+/** Mops as thousands of operations per second, rounded to what the table shows. */
+function kilo(mops: number): number {
+  return Math.round(mops * 10_000) / 10;
+}
+
+function parsePacketSizes(value: string): number[] {
+  const one = parseIntegerIn('--packet-sizes', 64, 9000);
+  return [...new Set(value.split(',').map((part) => one(part.trim())))];
+}
+
+function readAppConfig(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--app-config ${path}: cannot read it (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(
+      `--app-config ${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+}
+
+/**
+ * Adds `rkv`, `dt` and `rta` under `ipipe experiment` (the same options and output conventions
+ * as `experiment scheduler`).
+ */
+export function addAppExperimentCommands(experiment: Command): void {
+  const descriptions: Record<OffloadAppName, string> = {
+    rkv: 'replicated key-value store (Multi-Paxos + LSM): host cores used, host-only vs offloaded',
+    dt: 'distributed transactions (OCC + 2PC): host cores used, host-only vs offloaded',
+    rta: 'real-time analytics (filter → counter → ranker): host cores used, host-only vs offloaded',
+  };
+  for (const app of ['rkv', 'dt', 'rta'] as const) {
+    experiment
+      .command(app)
+      .description(descriptions[app])
+      .requiredOption(
+        '--nic <profile>',
+        'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
+      )
+      .addOption(
+        new Option('--platform <platform>', 'where to run (only the simulator so far)')
+          .choices(['sim'] as const)
+          .default('sim' as const),
+      )
+      .option('--packet-sizes <list>', 'request frame sizes in bytes', parsePacketSizes, [
+        ...PAPER_PACKET_SIZES,
+      ])
+      .option(
+        '--placements <list>',
+        'which deployments to run',
+        parseChoices('--placements', OFFLOAD_PLACEMENTS),
+        [...OFFLOAD_PLACEMENTS] as OffloadPlacement[],
+      )
+      .option(
+        '--duration <time>',
+        'simulated time measured per point, after the warm-up',
+        parseDuration('--duration'),
+        20_000_000,
+      )
+      .option(
+        '--warmup <time>',
+        'simulated warm-up per run (not measured)',
+        parseDuration('--warmup'),
+        5_000_000,
+      )
+      .option(
+        '--probe-duration <time>',
+        'simulated time of each closed-loop capacity probe, after the warm-up',
+        parseDuration('--probe-duration'),
+        10_000_000,
+      )
+      .option(
+        '--load <fraction>',
+        'offered load as a fraction of the smaller of the two capacities',
+        (v) => parseFraction('--load', v),
+        0.9,
+      )
+      .option(
+        '--outstanding <n>',
+        "operations in flight during the capacity probe (default: the app's, 256 for RTA, 32 for DT, 128 for RKV)",
+        parseIntegerIn('--outstanding', 1, 4096),
+      )
+      .option('--no-host-packet-io', 'do not charge host cores DPDK packet I/O in the host-only baseline')
+      .option('--app-config <file>', "JSON file with the app's configuration (merged onto the experiment's)")
+      .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
+      .option('--out <dir>', 'where to write JSON, CSV and SVG charts', 'out')
+      .option('--json', 'print one JSON document instead of text')
+      .action(async (options) => {
+        if (options.load <= 0)
+          throw new UsageError('--load must be above 0 (a fraction of capacity, e.g. 0.9)');
+        await appExperimentCommand({
+          app,
+          target: resolveNic(options.nic),
+          packetSizes: options.packetSizes,
+          placements: options.placements,
+          seed: options.seed ?? freshSeed(),
+          durationNs: options.duration,
+          warmupNs: options.warmup,
+          probeNs: options.probeDuration,
+          loadFraction: options.load,
+          outstanding: options.outstanding,
+          hostPacketIo: options.hostPacketIo,
+          ...(options.appConfig === undefined ? {} : { appConfig: readAppConfig(options.appConfig) }),
+          outDir: options.out,
+          json: options.json === true,
+        });
+      });
+  }
+}

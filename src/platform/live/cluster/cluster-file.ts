@@ -1,0 +1,150 @@
+/**
+ * A cluster of live nodes as one JSON document that every node process reads: where each node
+ * listens, and which actor instances run on which node. Every node builds the same catalog from
+ * it (same ids, same names), so an actor on one node addresses an actor on another by name or id
+ * and the NIC controllers forward between them (PEER frames, see net/wire.ts).
+ *
+ *   {
+ *     "schemaVersion": 1,
+ *     "nodes":  [ { "id": 0, "address": "127.0.0.1", "port": 9100 }, { "id": 1, … } ],
+ *     "actors": [ { "name": "front", "module": "/abs/actors.ts", "exportName": "front", "node": 0 },
+ *                 { "name": "ledger-far", "module": "/abs/actors.ts", "exportName": "farLedger", "node": 1,
+ *                   "domain": "host" } ]
+ *   }
+ *
+ * Ids are 1, 2, … in the order of `actors` unless an entry gives its own.
+ */
+
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../../../errors.ts';
+import { type ActorId, actorId } from '../../../ids.ts';
+import type { Domain } from '../../../sched/types.ts';
+import type { CatalogEntry } from '../node/actor-catalog.ts';
+import type { LiveNodeOptions, PeerEndpoint } from '../node/live-node.ts';
+
+const nodeSchema = z.strictObject({
+  id: z.number().int().min(0).max(0xffff),
+  address: z.string().min(1),
+  port: z.number().int().min(1).max(65_535),
+  nicCores: z.number().int().min(1).max(64).optional(),
+  hostCores: z.number().int().min(1).max(64).optional(),
+});
+
+const actorSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'an instance name: lower case, digits and dashes'),
+  module: z.string().min(1),
+  exportName: z.string().min(1),
+  node: z.number().int().min(0).max(0xffff),
+  id: z.number().int().min(1).optional(),
+  domain: z.enum(['nic', 'host']).optional(),
+});
+
+const clusterSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  nodes: z.array(nodeSchema).min(1),
+  actors: z.array(actorSchema).min(1),
+});
+
+export type ClusterNodeSpec = z.infer<typeof nodeSchema>;
+export type ClusterActorSpec = z.infer<typeof actorSchema>;
+export type ClusterSpec = z.infer<typeof clusterSchema>;
+
+/**
+ * Validates a cluster document: the schema, unique node ids and addresses, unique actor names
+ * and ids, every actor on a listed node. Relative module paths resolve against `baseDir`.
+ */
+export function parseClusterSpec(value: unknown, baseDir = process.cwd()): ClusterSpec {
+  const parsed = clusterSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') ?? '';
+    throw new ConfigError(`cluster${path ? `.${path}` : ''}`, issue?.message ?? 'invalid cluster file');
+  }
+  const spec = parsed.data;
+  const nodeIds = new Set<number>();
+  const endpoints = new Set<string>();
+  for (const node of spec.nodes) {
+    if (nodeIds.has(node.id)) throw new ConfigError('cluster.nodes', `node id ${node.id} appears twice`);
+    const endpoint = `${node.address}:${node.port}`;
+    if (endpoints.has(endpoint)) throw new ConfigError('cluster.nodes', `two nodes listen on ${endpoint}`);
+    nodeIds.add(node.id);
+    endpoints.add(endpoint);
+  }
+  const names = new Set<string>();
+  const ids = new Set<number>();
+  const actors = spec.actors.map((actor, index) => {
+    const id = actor.id ?? index + 1;
+    if (names.has(actor.name))
+      throw new ConfigError('cluster.actors', `actor name "${actor.name}" appears twice`);
+    if (ids.has(id)) throw new ConfigError('cluster.actors', `actor id ${id} appears twice`);
+    if (!nodeIds.has(actor.node)) {
+      throw new ConfigError(
+        `cluster.actors.${index}.node`,
+        `actor "${actor.name}" is placed on node ${actor.node}, which the file does not list`,
+      );
+    }
+    names.add(actor.name);
+    ids.add(id);
+    return { ...actor, id, module: isAbsolute(actor.module) ? actor.module : resolve(baseDir, actor.module) };
+  });
+  return { ...spec, actors };
+}
+
+/** Reads and validates a cluster file (module paths relative to the file). */
+export function readClusterFile(path: string): ClusterSpec {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('cluster', `cannot read ${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('cluster', `${path} is not JSON: ${(error as Error).message}`);
+  }
+  return parseClusterSpec(json, resolve(path, '..'));
+}
+
+/** The options node `nodeId` of the cluster starts with (its own port, its peers, the catalog). */
+export function nodeOptionsFor(
+  spec: ClusterSpec,
+  nodeId: number,
+): Pick<LiveNodeOptions, 'catalog' | 'nodeId' | 'peers' | 'port' | 'address' | 'placement'> & {
+  readonly nicCores?: number;
+  readonly hostCores?: number;
+} {
+  const self = spec.nodes.find((node) => node.id === nodeId);
+  if (self === undefined) {
+    throw new ConfigError(
+      'nodeId',
+      `node ${nodeId} is not in the cluster file (it lists ${spec.nodes.map((n) => n.id).join(', ')})`,
+    );
+  }
+  const catalog: CatalogEntry[] = spec.actors.map((actor) => ({
+    id: actorId(actor.id as number) as ActorId,
+    name: actor.name,
+    module: actor.module,
+    exportName: actor.exportName,
+    node: actor.node,
+  }));
+  const peers: Record<number, PeerEndpoint> = {};
+  for (const node of spec.nodes)
+    if (node.id !== nodeId) peers[node.id] = { address: node.address, port: node.port };
+  const placement: Record<string, Domain> = {};
+  for (const actor of spec.actors)
+    if (actor.node === nodeId && actor.domain) placement[actor.name] = actor.domain;
+  return {
+    catalog,
+    nodeId,
+    peers,
+    port: self.port,
+    address: self.address,
+    placement,
+    ...(self.nicCores === undefined ? {} : { nicCores: self.nicCores }),
+    ...(self.hostCores === undefined ? {} : { hostCores: self.hostCores }),
+  };
+}

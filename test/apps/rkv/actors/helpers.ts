@@ -1,0 +1,101 @@
+/**
+ * Shared by RKV's actor tests: a three-replica group on a SimCluster with small memtables, and a
+ * client that runs one operation at a time against the leader and checks it against a Map model.
+ */
+import assert from 'node:assert/strict';
+import type { ActorRef } from '../../../../src/actor/index.ts';
+import type { RkvMessage } from '../../../../src/apps/rkv/actors/messages.ts';
+import { rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
+import {
+  deployRkvOnSimCluster,
+  type RkvSimDeployment,
+  type RkvSimOptions,
+} from '../../../../src/apps/rkv/actors/sim-deployment.ts';
+import { baseValue } from '../../../../src/apps/rkv/actors/sim-disk.ts';
+import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
+import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
+import type { Random } from '../../../../src/random.ts';
+import { testTiming } from '../../../platform/sim/test-timing.ts';
+
+export const VALUE_BYTES = 24;
+export const BASE_KEYS = 500;
+
+export function deployGroup(options: Partial<RkvSimOptions> = {}): RkvSimDeployment {
+  const kernel = new EventKernel();
+  const cluster = new SimCluster({ kernel, timing: testTiming(), nodes: 3 });
+  return deployRkvOnSimCluster(cluster, {
+    baseKeys: BASE_KEYS,
+    valueBytes: VALUE_BYTES,
+    // Small: a few hundred puts flush several times and merge level 0.
+    memtableLimitBytes: 2048,
+    level0Trigger: 3,
+    ...options,
+  });
+}
+
+/** Sends `message` from a client on `node` and runs the kernel until it is answered. */
+export function call(
+  deployment: RkvSimDeployment,
+  node: number,
+  ref: ActorRef<RkvMessage, RkvMessage>,
+  message: RkvMessage,
+): RkvMessage {
+  let answer: RkvMessage | undefined;
+  deployment.cluster.clientSend(node, ref, message, (_id, _latency, ok, reply) => {
+    assert.ok(ok, `${message.type} was refused by the node`);
+    answer = reply as RkvMessage;
+  });
+  deployment.cluster.kernel.run({});
+  assert.ok(answer !== undefined, `${message.type} to ${ref.name} was never answered`);
+  return answer;
+}
+
+/** The value the model expects for key index `index`: written, or the pre-loaded one. */
+export function expected(model: Map<number, Uint8Array>, index: number): Uint8Array | undefined {
+  return model.get(index) ?? (index < BASE_KEYS ? baseValue(index, VALUE_BYTES) : undefined);
+}
+
+/**
+ * `count` random operations (60% get / 40% put over BASE_KEYS + 50 keys, so some keys are
+ * absent), each checked against the model; `between(i)` runs before operation i.
+ */
+export function runAgainstModel(
+  deployment: RkvSimDeployment,
+  random: Random,
+  count: number,
+  model: Map<number, Uint8Array>,
+  between: (i: number) => void = () => {},
+): { gets: number; puts: number; hits: number } {
+  const leader = deployment.leader;
+  let gets = 0;
+  let puts = 0;
+  let hits = 0;
+  for (let i = 0; i < count; i++) {
+    between(i);
+    const index = random.int(0, BASE_KEYS + 50);
+    if (random.chance(0.4)) {
+      const value = new Uint8Array(VALUE_BYTES).map(() => random.int(0, 256));
+      const answer = call(deployment, leader, deployment.consensus[leader]!, {
+        type: 'put',
+        key: rkvKey(index),
+        value,
+      });
+      assert.equal(answer.type, 'put-ok', `put #${i}: ${JSON.stringify(answer)}`);
+      model.set(index, value);
+      puts++;
+    } else {
+      const answer = call(deployment, leader, deployment.memtables[leader]!, {
+        type: 'get',
+        key: rkvKey(index),
+      });
+      assert.equal(answer.type, 'value');
+      if (answer.type !== 'value') continue;
+      const want = expected(model, index);
+      assert.equal(answer.found, want !== undefined, `get #${i} of key ${index}: found`);
+      if (want !== undefined) assert.deepEqual([...answer.value], [...want], `get #${i} of key ${index}`);
+      if (want !== undefined) hits++;
+      gets++;
+    }
+  }
+  return { gets, puts, hits };
+}

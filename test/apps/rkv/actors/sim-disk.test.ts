@@ -1,0 +1,57 @@
+/**
+ * The modelled disk behind RKV's host actors: flushed runs round-trip, lookups read level 0 newest
+ * first, then level 1, then the pre-loaded base data, and a level-0 merge keeps the newest value.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { rkvKey, rkvKeyIndex } from '../../../../src/apps/rkv/actors/messages.ts';
+import { baseValue, decodeRun, encodeRun, SimDisk } from '../../../../src/apps/rkv/actors/sim-disk.ts';
+import { ConfigError } from '../../../../src/errors.ts';
+
+const bytes = (...values: number[]) => new Uint8Array(values);
+
+test('keys are 16 bytes and name their index; other keys name none', () => {
+  assert.equal(rkvKey(0).length, 16);
+  assert.equal(rkvKeyIndex(rkvKey(999_999)), 999_999);
+  assert.equal(rkvKeyIndex(new TextEncoder().encode('k00000000000000x')), undefined);
+  assert.equal(rkvKeyIndex(bytes(1, 2, 3)), undefined);
+  assert.throws(() => rkvKey(-1), RangeError);
+});
+
+test('a run round-trips; a truncated one is refused', () => {
+  const entries = [
+    { key: rkvKey(1), value: bytes(1, 2, 3) },
+    { key: rkvKey(2), value: new Uint8Array(0) },
+    { key: rkvKey(3), value: new Uint8Array(300).fill(7) },
+  ];
+  const run = encodeRun(entries);
+  assert.deepEqual(decodeRun(run), entries);
+  assert.throws(() => decodeRun(run.subarray(0, run.length - 1)), RangeError);
+});
+
+test('lookups read level 0 newest first, then level 1, then the base data', () => {
+  const disk = new SimDisk({ baseKeys: 10, valueBytes: 8 });
+  assert.deepEqual(disk.lookup(rkvKey(3)), { value: baseValue(3, 8), from: 'base' });
+  assert.equal(disk.lookup(rkvKey(10)).from, 'none');
+  disk.writeLevel0(encodeRun([{ key: rkvKey(3), value: bytes(1) }]));
+  disk.writeLevel0(
+    encodeRun([
+      { key: rkvKey(3), value: bytes(2) },
+      { key: rkvKey(20), value: bytes(9) },
+    ]),
+  );
+  assert.deepEqual(disk.lookup(rkvKey(3)), { value: bytes(2), from: 'level-0' });
+  assert.equal(disk.compactLevel0(), 3);
+  assert.equal(disk.level0Tables, 0);
+  assert.deepEqual(disk.lookup(rkvKey(3)), { value: bytes(2), from: 'level-1' });
+  assert.deepEqual(disk.lookup(rkvKey(20)), { value: bytes(9), from: 'level-1' });
+  disk.writeLevel0(encodeRun([{ key: rkvKey(20), value: bytes(4) }]));
+  assert.deepEqual(disk.lookup(rkvKey(20)), { value: bytes(4), from: 'level-0' });
+  assert.equal(disk.tablesWritten, 3);
+  assert.notDeepEqual(baseValue(3, 8), baseValue(4, 8));
+});
+
+test('a disk with a bad size is a ConfigError', () => {
+  assert.throws(() => new SimDisk({ baseKeys: -1, valueBytes: 8 }), ConfigError);
+  assert.throws(() => new SimDisk({ baseKeys: 1, valueBytes: 0.5 }), ConfigError);
+});

@@ -1,0 +1,181 @@
+/**
+ * `ipipe cluster up rkv` / `cluster status` / `cluster down` as a user runs them: the foreground
+ * supervisor prints one JSON document (with --json) naming each replica's pid, port and role; a
+ * client can use the RESP port at once; `cluster down` finds the processes through the state file
+ * and stops them (the supervisor exits 0 on SIGTERM); `down` with nothing running exits 1; a
+ * second `up` on a directory in use exits 3 with IPIPE_ERR_CLUSTER_DATA_DIR_IN_USE.
+ * (Restarts on the same directory are restart.test.ts's; this file keeps to what needs the CLI,
+ * because every CLI start costs seconds under tsx.)
+ */
+
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { infoFields, RespClient } from './resp-client.ts';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const main = join(root, 'src/cli/main.ts');
+const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
+process.stderr.write(`cluster cli seed ${seed}\n`);
+
+interface UpDocument {
+  schemaVersion: number;
+  respPort: number;
+  replicas: { replicaId: number; pid: number; respPort: number; roles: { shard: number; role: string }[] }[];
+}
+
+function ipipe(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function finished(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Starts `cluster up` and resolves with its JSON document and the running process. */
+async function up(
+  dataDir: string,
+): Promise<{ child: ChildProcess; document: UpDocument; exit: ReturnType<typeof finished> }> {
+  const child = ipipe([
+    'cluster',
+    'up',
+    'rkv',
+    '--replicas',
+    '3',
+    '--resp-port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--json',
+    '--seed',
+    String(seed),
+  ]);
+  const exit = finished(child);
+  const document = await new Promise<UpDocument>((resolve, reject) => {
+    let text = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      try {
+        resolve(JSON.parse(text) as UpDocument);
+      } catch {
+        // Not complete yet.
+      }
+    });
+    exit.then(({ code, stderr }) => reject(new Error(`cluster up exited ${code}: ${stderr}`)));
+  });
+  return { child, document, exit };
+}
+
+/**
+ * Runs a CLI command in this process (`main` from src/cli/main.ts) and captures what it writes:
+ * only `cluster up` must be a process of its own (it runs until a signal), and each CLI process
+ * costs seconds of tsx start-up.
+ */
+async function inProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main: run } = (await import(pathToFileURL(main).href)) as {
+    main: (argv: string[]) => Promise<number>;
+  };
+  let stdout = '';
+  let stderr = '';
+  const writeOut = process.stdout.write;
+  const writeErr = process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    stdout += chunk.toString();
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += chunk.toString();
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    const code = await run(args);
+    return { code, stdout, stderr };
+  } finally {
+    process.stdout.write = writeOut;
+    process.stderr.write = writeErr;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('cluster up prints the table and serves RESP; cluster status and cluster down find it by its data dir', {
+  timeout: 90_000,
+}, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rkv-cli-'));
+  const emptyDir = mkdtempSync(join(tmpdir(), 'rkv-cli-empty-'));
+  try {
+    const [first] = await Promise.all([up(dataDir), import(pathToFileURL(main).href)]);
+    assert.equal(first.document.schemaVersion, 1);
+    assert.equal(first.document.replicas.length, 3);
+    const leaders = first.document.replicas.filter((replica) =>
+      replica.roles.some((role) => role.role === 'leader'),
+    );
+    assert.equal(leaders.length, 1, `one leader expected: ${JSON.stringify(first.document.replicas)}`);
+    for (const replica of first.document.replicas)
+      assert.ok(alive(replica.pid), `replica ${replica.replicaId} runs`);
+
+    const client = await RespClient.connect(first.document.respPort);
+    assert.equal(await client.command('SET', 'cli:key', 'cli:value'), 'OK');
+    assert.equal(await client.command('GET', 'cli:key'), 'cli:value');
+    assert.equal((await infoFields(client)).get('ipipe_leader_replica'), String(leaders[0]!.replicaId));
+    client.close();
+    const again = await inProcess(['cluster', 'down', '--data-dir', emptyDir]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /IPIPE_ERR_CLUSTER_NOT_RUNNING/);
+    const busy = await inProcess([
+      'cluster',
+      'up',
+      'rkv',
+      '--replicas',
+      '3',
+      '--resp-port',
+      '0',
+      '--data-dir',
+      dataDir,
+    ]);
+    assert.equal(busy.code, 3, 'a second cluster on a directory in use exits 3');
+    assert.match(
+      busy.stderr,
+      /data directory .* is in use by a running cluster supervisor \(process \d+\).*IPIPE_ERR_CLUSTER_DATA_DIR_IN_USE/,
+    );
+    const status = await inProcess(['cluster', 'status', '--data-dir', dataDir, '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    assert.equal(
+      (JSON.parse(status.stdout) as { replicas: { alive: boolean }[] }).replicas.filter((r) => r.alive)
+        .length,
+      3,
+    );
+
+    const down = await inProcess(['cluster', 'down', '--data-dir', dataDir]);
+    assert.equal(down.code, 0, down.stderr);
+    assert.match(down.stdout, /stopped 4 process\(es\)/);
+    assert.equal((await first.exit).code, 0, 'cluster up exits 0 on SIGTERM');
+    for (const replica of first.document.replicas)
+      assert.ok(!alive(replica.pid), `replica ${replica.replicaId} stopped`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(emptyDir, { recursive: true, force: true });
+  }
+});

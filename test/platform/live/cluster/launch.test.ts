@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError } from '../../../../src/errors.ts';
+import { type ClusterSpec, parseClusterSpec } from '../../../../src/platform/live/cluster/cluster-file.ts';
+import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
+import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
+import { front } from '../node/fixtures/relay-actors.ts';
+
+const MODULE = new URL('../node/fixtures/relay-actors.ts', import.meta.url).pathname;
+
+async function freePort(): Promise<number> {
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+test('cluster files are validated: duplicate nodes, unknown placements, bad names are refused', () => {
+  const nodes = [
+    { id: 0, address: '127.0.0.1', port: 9100 },
+    { id: 1, address: '127.0.0.1', port: 9101 },
+  ];
+  const actor = { name: 'front', module: MODULE, exportName: 'front', node: 0 };
+  assert.ok(parseClusterSpec({ schemaVersion: 1, nodes, actors: [actor] }));
+  const refused = (value: unknown, pattern: RegExp) =>
+    assert.throws(
+      () => parseClusterSpec(value),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+    );
+  refused({ schemaVersion: 1, nodes: [nodes[0], nodes[0]], actors: [actor] }, /node id 0 appears twice/);
+  refused(
+    { schemaVersion: 1, nodes, actors: [{ ...actor, node: 7 }] },
+    /placed on node 7, which the file does not list/,
+  );
+  refused({ schemaVersion: 1, nodes, actors: [actor, actor] }, /"front" appears twice/);
+  refused({ schemaVersion: 1, nodes, actors: [{ ...actor, name: 'Front!' }] }, /cluster\.actors\.0\.name/);
+  refused({ schemaVersion: 2, nodes, actors: [actor] }, /cluster\.schemaVersion/);
+});
+
+test('a two-process cluster serves across nodes, survives a node being killed, and serves again after its restart', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-cluster-'));
+  const spec: ClusterSpec = parseClusterSpec({
+    schemaVersion: 1,
+    nodes: [
+      { id: 0, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 },
+      { id: 1, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 },
+    ],
+    actors: [
+      { name: 'front', module: MODULE, exportName: 'front', node: 0 },
+      { name: 'ledger-far', module: MODULE, exportName: 'farLedger', node: 1 },
+    ],
+  });
+  const file = join(dir, 'cluster.json');
+  writeFileSync(file, JSON.stringify(spec));
+  const cluster = await LocalCluster.launch({ file, spec });
+  const client = await IpipeClient.connect({
+    host: '127.0.0.1',
+    port: spec.nodes[0]?.port as number,
+    timeoutMs: 300,
+    retries: 1,
+  });
+  const put = (amount: number) =>
+    client.call(1, front.messages, front.replies as NonNullable<typeof front.replies>, {
+      type: 'put',
+      key: 1,
+      amount,
+      ask: false,
+    });
+  try {
+    assert.equal(cluster.nodes.length, 2);
+    assert.notEqual(cluster.node(0)?.pid, cluster.node(1)?.pid);
+    assert.deepEqual(
+      cluster.node(1)?.banner.actors.map((a) => a.name),
+      ['ledger-far'],
+    );
+    assert.deepEqual(await put(5), { type: 'done', key: 1, total: 5 });
+    assert.deepEqual(await put(2), { type: 'done', key: 1, total: 7 });
+    await cluster.kill(1);
+    await assert.rejects(put(1), /timed out|timeout/i, 'no answer while the ledger node is down');
+    await cluster.start(1);
+    // The restarted ledger has no persistence: it starts from zero, and the node serves again.
+    assert.deepEqual(await put(3), { type: 'done', key: 1, total: 3 });
+  } finally {
+    await client.close();
+    await cluster.stopAll();
+  }
+  for (const node of cluster.nodes) assert.equal(await node.exited, 0, `node ${node.nodeId} stopped cleanly`);
+});
