@@ -16,13 +16,12 @@
 
 import type { ActorRef } from '../actor/actor-ref.ts';
 import { dtCoordinator, dtLogger, dtParticipant } from '../apps/dt/actors.ts';
-import { type ClientCompletion, DtClientSession } from '../apps/dt/client.ts';
 import { MemoryLogStorage, registerMemoryLogStorage } from '../apps/dt/log-storage.ts';
-import { type DtMessage, dtMessages, isClientInput } from '../apps/dt/messages.ts';
-import { type Address, type DtOutput, hashShardMap, type ShardMap } from '../apps/dt/types.ts';
-import { type DtWorkload, fasstWorkload, keyName, type TxnPlan } from '../apps/dt/workload.ts';
+import { type DtMessage, dtMessages } from '../apps/dt/messages.ts';
+import { DtSimClient, type DtSimSend } from '../apps/dt/sim-deployment.ts';
+import { type Address, hashShardMap, type ShardMap } from '../apps/dt/types.ts';
+import { type DtWorkload, fasstWorkload, keyName } from '../apps/dt/workload.ts';
 import { ConfigError } from '../errors.ts';
-import type { EventKernel } from '../platform/sim/event-kernel.ts';
 import type { SimCluster } from '../platform/sim/sim-cluster.ts';
 import { frameBytes } from '../platform/sim/sim-node.ts';
 import { LatencyRecorder } from '../platform/sim/traffic.ts';
@@ -268,14 +267,28 @@ function startClients(
   const kernel = cluster.kernel;
   const plans = plan.random.fork('plans');
   let nextClientId = 1;
+  // Each request goes to the node that holds its target; the answer comes back to the client.
+  const send: DtSimSend = (to, message, onReply) => {
+    const target = route(to);
+    if (!target) return;
+    cluster.clientSend(target.node, target.ref, message, (_id, _latency, ok, reply) => {
+      if (ok && typeof reply === 'object' && reply !== null) onReply(reply as DtMessage);
+    });
+  };
   const newClient = () =>
-    new ExperimentDtClient(
-      cluster,
+    new DtSimClient(
+      kernel,
       nextClientId++,
       shards,
-      route,
+      send,
+      1_000_000,
+      (result) =>
+        recorder.record(
+          result.finishedAtNs - result.latencyNs,
+          result.latencyNs,
+          result.outcome.outcome === 'committed',
+        ),
       Math.max(1024, valueBytes),
-      (startedAtNs, latencyNs, committed) => recorder.record(startedAtNs, latencyNs, committed),
     );
   if (plan.kind === 'closed') {
     for (let i = 0; i < plan.outstanding; i++) {
@@ -288,7 +301,7 @@ function startClients(
     }
     return { recorder };
   }
-  const idle: ExperimentDtClient[] = [];
+  const idle: DtSimClient[] = [];
   const gaps = plan.random.fork('arrivals');
   const meanGapNs = 1e9 / plan.ratePerSec;
   const arrive = (): void => {
@@ -299,108 +312,4 @@ function startClients(
   };
   kernel.at(plan.startNs, arrive);
   return { recorder };
-}
-
-/**
- * A client machine running one transaction at a time through a DtClientSession, each request
- * sent to the node that holds its target (the cluster version of DT's DtSimClient).
- */
-class ExperimentDtClient {
-  readonly #cluster: SimCluster;
-  readonly #kernel: EventKernel;
-  readonly #session: DtClientSession;
-  readonly #route: (to: Address) => Route | undefined;
-  readonly #record: (startedAtNs: number, latencyNs: number, committed: boolean) => void;
-  #plan: TxnPlan | undefined;
-  #done: (() => void) | undefined;
-  #startedAtNs = 0;
-  #values = new Map<string, Uint8Array | undefined>();
-  #tickAtNs = Number.POSITIVE_INFINITY;
-
-  constructor(
-    cluster: SimCluster,
-    id: number,
-    shards: ShardMap,
-    route: (to: Address) => Route | undefined,
-    maxValueBytes: number,
-    record: (startedAtNs: number, latencyNs: number, committed: boolean) => void,
-  ) {
-    this.#cluster = cluster;
-    this.#kernel = cluster.kernel;
-    this.#session = new DtClientSession({ client: id, shards, retryNs: 1_000_000, maxValueBytes });
-    this.#route = route;
-    this.#record = record;
-  }
-
-  run(plan: TxnPlan, done: () => void): void {
-    this.#session.begin();
-    this.#plan = plan;
-    this.#done = done;
-    this.#startedAtNs = this.#kernel.now();
-    this.#values = new Map();
-    const outputs: DtOutput[] = [];
-    for (const key of plan.reads) outputs.push(...this.#session.read(key, this.#kernel.now()));
-    this.#send(outputs);
-    this.#drain();
-  }
-
-  #send(outputs: readonly DtOutput[]): void {
-    for (const output of outputs) {
-      if (output.kind !== 'send') continue;
-      const to = this.#route(output.to);
-      if (!to) continue;
-      this.#cluster.clientSend(to.node, to.ref, output.message, (_id, _latency, ok, reply) => {
-        if (!ok || typeof reply !== 'object' || reply === null || !isClientInput(reply as DtMessage)) return;
-        this.#session.handle(reply as Parameters<DtClientSession['handle']>[0], this.#kernel.now());
-        this.#drain();
-      });
-    }
-  }
-
-  #drain(): void {
-    for (
-      let batch = this.#session.takeCompletions();
-      batch.length > 0;
-      batch = this.#session.takeCompletions()
-    ) {
-      for (const completion of batch) this.#complete(completion);
-    }
-    this.#armTick();
-  }
-
-  #complete(completion: ClientCompletion): void {
-    const plan = this.#plan;
-    if (!plan) return;
-    if (completion.kind === 'read') {
-      this.#values.set(completion.key, completion.result.value);
-      if (!plan.reads.every((key) => this.#values.has(key))) return;
-      const values = plan.compute(plan.reads.map((key) => this.#values.get(key)));
-      plan.writeKeys.forEach((key, i) => {
-        this.#session.write(key, values[i] as Uint8Array);
-      });
-      this.#send(this.#session.commit(this.#kernel.now()));
-      return;
-    }
-    const done = this.#done;
-    this.#plan = undefined;
-    this.#done = undefined;
-    this.#record(
-      this.#startedAtNs,
-      this.#kernel.now() - this.#startedAtNs,
-      completion.outcome.outcome === 'committed',
-    );
-    done?.();
-  }
-
-  #armTick(): void {
-    const next = this.#session.nextRetryNs();
-    if (next === undefined || next >= this.#tickAtNs) return;
-    this.#tickAtNs = next;
-    this.#kernel.at(Math.max(this.#kernel.now(), Math.ceil(next)), () => {
-      if (this.#tickAtNs !== next) return;
-      this.#tickAtNs = Number.POSITIVE_INFINITY;
-      this.#send(this.#session.tick(this.#kernel.now()));
-      this.#drain();
-    });
-  }
 }

@@ -18,6 +18,7 @@
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.ts';
 import { type ClusterSpec, parseClusterSpec } from '../../platform/live/cluster/cluster-file.ts';
+import { connectToNodes } from '../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../platform/live/net/client.ts';
 import { DEFAULT_MAX_FRAME_BYTES, HEADER_BYTES } from '../../platform/live/net/wire.ts';
 import { DtClient, type DtClientTransport } from './client.ts';
@@ -135,19 +136,8 @@ export class DtClusterConnection {
     options: { readonly timeoutMs?: number } = {},
   ): Promise<DtClusterConnection> {
     const shardCount = spec.actors.filter((a) => a.exportName === 'dtParticipant').length;
-    const clients = new Map<number, IpipeClient>();
-    for (const node of spec.nodes) {
-      clients.set(
-        node.id,
-        await IpipeClient.connect({
-          host: node.address,
-          port: node.port,
-          // DtClient retransmits on its own schedule; a copy here only needs to outlive its answer.
-          timeoutMs: options.timeoutMs ?? 2_000,
-          retries: 0,
-        }),
-      );
-    }
+    // DtClient retransmits on its own schedule; a copy here only needs to outlive its answer.
+    const clients = await connectToNodes(spec, { timeoutMs: options.timeoutMs ?? 2_000, retries: 0 });
     return new DtClusterConnection(spec, clients, shardCount);
   }
 

@@ -198,8 +198,13 @@ export function deployDtOnSimNode(node: SimNode, options: DtSimOptions): DtSimDe
     client(id) {
       let client = clients.get(id);
       if (!client) {
-        client = new DtSimClient(node, id, shards, route, options.clientRetryNs ?? 1_000_000, (result) =>
-          results.push(result),
+        client = new DtSimClient(
+          node.kernel,
+          id,
+          shards,
+          sendThroughNode(node, route),
+          options.clientRetryNs ?? 1_000_000,
+          (result) => results.push(result),
         );
         clients.set(id, client);
       }
@@ -240,15 +245,35 @@ function participantRows(node: SimNode, id: ActorId): Map<string, ParticipantIte
 }
 
 /**
+ * How a simulated client reaches a party: sends `message` to `to` over the simulated wire and
+ * calls `onReply` with the answer, if one comes (a SimNode's or a SimCluster's clientSend).
+ */
+export type DtSimSend = (to: Address, message: DtMessage, onReply: (reply: DtMessage) => void) => void;
+
+/** A DtSimSend over one node: every party is an actor of `node`, found by `route`. */
+export function sendThroughNode(
+  node: SimNode,
+  route: (to: Address) => ActorRef<DtMessage, DtMessage> | undefined,
+): DtSimSend {
+  return (to, message, onReply) => {
+    const ref = route(to);
+    if (!ref) return;
+    node.clientSend(ref, message, (_id, _latency, ok, reply) => {
+      if (ok && isDtMessage(reply)) onReply(reply);
+    });
+  };
+}
+
+/**
  * A client machine on the simulated wire: runs one transaction plan at a time (reads, the plan's
  * computation, buffered writes, commit) through a DtClientSession, resending what goes unanswered.
+ * Where its requests go is `send`'s business (one node, or the right node of a cluster).
  */
 export class DtSimClient {
   readonly id: number;
-  readonly #node: SimNode;
   readonly #kernel: EventKernel;
   readonly #session: DtClientSession;
-  readonly #route: (to: Address) => ActorRef<DtMessage, DtMessage> | undefined;
+  readonly #sendTo: DtSimSend;
   readonly #record: (result: DtSimTxnResult) => void;
   #plan: TxnPlan | undefined;
   #done: ((result: DtSimTxnResult) => void) | undefined;
@@ -258,18 +283,23 @@ export class DtSimClient {
   #tickAtNs = Number.POSITIVE_INFINITY;
 
   constructor(
-    node: SimNode,
+    kernel: EventKernel,
     id: number,
     shards: ShardMap,
-    route: (to: Address) => ActorRef<DtMessage, DtMessage> | undefined,
+    send: DtSimSend,
     retryNs: number,
     record: (result: DtSimTxnResult) => void,
+    maxValueBytes?: number,
   ) {
     this.id = id;
-    this.#node = node;
-    this.#kernel = node.kernel;
-    this.#session = new DtClientSession({ client: id, shards, retryNs });
-    this.#route = route;
+    this.#kernel = kernel;
+    this.#session = new DtClientSession({
+      client: id,
+      shards,
+      retryNs,
+      ...(maxValueBytes === undefined ? {} : { maxValueBytes }),
+    });
+    this.#sendTo = send;
     this.#record = record;
   }
 
@@ -304,13 +334,11 @@ export class DtSimClient {
   #send(outputs: readonly DtOutput[]): void {
     for (const output of outputs) {
       if (output.kind !== 'send') continue;
-      const ref = this.#route(output.to);
-      if (!ref) continue;
       if (output.message.type === 'commit-request') {
         this.#reads = output.message.reads.map(({ key, version }) => ({ key, version }));
       }
-      this.#node.clientSend(ref, output.message, (_id, _latency, ok, reply) => {
-        if (!ok || !isDtMessage(reply) || !isClientInput(reply)) return;
+      this.#sendTo(output.to, output.message, (reply) => {
+        if (!isClientInput(reply)) return;
         this.#session.handle(reply, this.#kernel.now());
         this.#drain();
       });

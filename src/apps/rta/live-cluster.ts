@@ -14,7 +14,8 @@
 import type { AnyActorDefinition } from '../../actor/define-actor.ts';
 import { ConfigError } from '../../errors.ts';
 import { type ClusterSpec, parseClusterSpec } from '../../platform/live/cluster/cluster-file.ts';
-import { IpipeClient } from '../../platform/live/net/client.ts';
+import { connectToNodes } from '../../platform/live/cluster/node-clients.ts';
+import type { IpipeClient } from '../../platform/live/net/client.ts';
 import { compareWithReference, type RtaReportedWindow } from './experiment-hook.ts';
 import type { AggregatorReply } from './messages.ts';
 import type { RtaTuple } from './tuple.ts';
@@ -63,23 +64,10 @@ export class RtaClusterClient {
     workload: RtaWorkload,
     options: { readonly timeoutMs?: number; readonly retries?: number } = {},
   ): Promise<RtaClusterClient> {
-    const clients = new Map<number, IpipeClient>();
-    try {
-      for (const node of spec.nodes) {
-        clients.set(
-          node.id,
-          await IpipeClient.connect({
-            host: node.address,
-            port: node.port,
-            timeoutMs: options.timeoutMs ?? 2_000,
-            retries: options.retries ?? 3,
-          }),
-        );
-      }
-    } catch (error) {
-      await Promise.all([...clients.values()].map((client) => client.close()));
-      throw error;
-    }
+    const clients = await connectToNodes(spec, {
+      timeoutMs: options.timeoutMs ?? 2_000,
+      retries: options.retries ?? 3,
+    });
     return new RtaClusterClient(spec, workload, clients);
   }
 

@@ -87,6 +87,22 @@ function stateOf<A extends ActorClusterState['app']>(
   return { state: state as Extract<ActorClusterState, { app: A }>, spec };
 }
 
+/** `count` nodes on loopback, node i on `basePort + i`, each with the same cores. */
+function loopbackNodes(options: {
+  readonly nodes: number;
+  readonly basePort: number;
+  readonly nicCores: number;
+  readonly hostCores: number;
+}): { id: number; address: string; port: number; nicCores: number; hostCores: number }[] {
+  return Array.from({ length: options.nodes }, (_, id) => ({
+    id,
+    address: '127.0.0.1',
+    port: options.basePort + id,
+    nicCores: options.nicCores,
+    hostCores: options.hostCores,
+  }));
+}
+
 /** Resolves with the exit code once SIGINT/SIGTERM stopped every node. */
 function untilSignalStop(cluster: LocalCluster, dataDir: string, app: string): Promise<number> {
   return new Promise<number>((resolveExit) => {
@@ -121,13 +137,7 @@ export async function rtaClusterUpCommand(options: RtaClusterUpOptions): Promise
   const rankers = Math.max(1, options.nodes - 1);
   const workload = workloadOf({ seed: options.seed, packetBytes: options.packetBytes, counters, rankers });
   const spec = rtaClusterSpec(workload, {
-    nodes: Array.from({ length: options.nodes }, (_, id) => ({
-      id,
-      address: '127.0.0.1',
-      port: options.basePort + id,
-      nicCores: options.nicCores,
-      hostCores: options.hostCores,
-    })),
+    nodes: loopbackNodes(options),
   });
   const file = join(dataDir, CLUSTER_FILE);
   writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
@@ -282,13 +292,7 @@ export async function dtClusterUpCommand(options: DtClusterUpOptions): Promise<n
   mkdirSync(dataDir, { recursive: true });
   const spec = dtClusterSpec({
     shards: options.shards,
-    nodes: Array.from({ length: options.nodes }, (_, id) => ({
-      id,
-      address: '127.0.0.1',
-      port: options.basePort + id,
-      nicCores: options.nicCores,
-      hostCores: options.hostCores,
-    })),
+    nodes: loopbackNodes(options),
   });
   const file = join(dataDir, CLUSTER_FILE);
   writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
