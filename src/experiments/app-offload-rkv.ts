@@ -26,16 +26,10 @@ import {
 } from '../apps/rkv/actors/sim-deployment.ts';
 import { ConfigError } from '../errors.ts';
 import { ZipfSampler } from '../platform/sim/distributions.ts';
-import type { SimNode } from '../platform/sim/sim-node.ts';
 import { frameBytes } from '../platform/sim/sim-node.ts';
-import {
-  ClosedLoopClients,
-  type LatencyRecorder,
-  type NextRequest,
-  OpenLoopSource,
-} from '../platform/sim/traffic.ts';
+import type { NextRequest } from '../platform/sim/traffic.ts';
 import type { Random } from '../random.ts';
-import type { AppDeployContext, AppDeployment, OffloadApp, TrafficPlan } from './app-offload.ts';
+import { type AppDeployContext, type AppDeployment, type OffloadApp, requestTraffic } from './app-offload.ts';
 
 /** RKV's experiment settings (`--app-config` for `ipipe experiment rkv`). */
 export interface RkvOffloadOptions {
@@ -148,42 +142,11 @@ export function rkvOffloadApp(options: RkvOffloadOptions = {}): OffloadApp {
           { role: 'leader', node: cluster.node(leader) },
           ...[0, 1, 2].filter((r) => r !== leader).map((r) => ({ role: 'follower', node: cluster.node(r) })),
         ],
-        start: (plan) => leaderTraffic(cluster.node(leader), next, plan),
+        // The leader's ingress also carries the followers' frames: arrivals one at a time.
+        start: (plan) => requestTraffic(cluster.node(leader), next, plan, 1),
       };
     },
   };
-}
-
-/**
- * The clients, all at the leader's node. Like the engine's `requestTraffic`, except that open-loop
- * arrivals are handed to the node one at a time: the leader's ingress FIFO also carries the
- * followers' `accepted` frames, and arrivals handed over ahead of time (`sendAhead` > 1) would
- * hold that FIFO for them and make every put wait behind requests not yet sent.
- */
-function leaderTraffic(
-  entry: SimNode,
-  next: (random: Random) => NextRequest,
-  plan: TrafficPlan,
-): { readonly recorder: LatencyRecorder } {
-  return plan.kind === 'open'
-    ? new OpenLoopSource({
-        node: entry,
-        random: plan.random,
-        ratePerSec: plan.ratePerSec,
-        startNs: plan.startNs,
-        endNs: plan.endNs,
-        measureFromNs: plan.measureFromNs,
-        sendAhead: 1,
-        make: next,
-      })
-    : new ClosedLoopClients({
-        node: entry,
-        random: plan.random,
-        outstanding: plan.outstanding,
-        endNs: plan.endNs,
-        measureFromNs: plan.measureFromNs,
-        make: next,
-      });
 }
 
 function randomValue(random: Random, bytes: number): Uint8Array {

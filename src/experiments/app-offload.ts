@@ -121,11 +121,17 @@ export interface AppDeployment {
 /**
  * Clients of one-request operations: Poisson arrivals (open) or a fixed number in flight
  * (closed), every request to `entry`, made by `next` in send order.
+ *
+ * `sendAhead`: how many open-loop arrivals are handed to the node ahead of their time (default
+ * 64, cheaper to simulate). Only safe when the clients are the only sender on the node's ingress
+ * link: an arrival handed over early reserves that FIFO, so frames from other nodes (a Paxos
+ * follower's `accepted`) would wait behind requests not yet sent. Multi-node apps pass 1.
  */
 export function requestTraffic(
   entry: SimNode,
   next: (random: Random, sequence: number) => NextRequest,
   plan: TrafficPlan,
+  sendAhead = 64,
 ): { readonly recorder: LatencyRecorder } {
   return plan.kind === 'open'
     ? new OpenLoopSource({
@@ -135,8 +141,7 @@ export function requestTraffic(
         startNs: plan.startNs,
         endNs: plan.endNs,
         measureFromNs: plan.measureFromNs,
-        // The node's only client: it may hand arrivals over in batches.
-        sendAhead: 64,
+        sendAhead,
         make: next,
       })
     : new ClosedLoopClients({
