@@ -396,14 +396,9 @@ export class SimNode {
   }
 
   /**
-   * A frame from another node reaches this node's port at the current time: it queues for the
-   * ingress link, then the receive pipeline, then enters like any packet from the wire.
+   * Schedules `frame`'s arrival at this node's port (the network's latency already added): there
+   * it queues for the ingress link, then the receive pipeline, then enters like any packet.
    */
-  receiveFrame(frame: SimFrame): void {
-    this.#arriveAtPort(frame);
-  }
-
-  /** Schedules `frame`'s arrival at this node's port (the network's latency already added). */
   deliverFrameAt(frame: SimFrame, atNs: number): void {
     this.kernel.schedule(
       this.#kind.portArrive,
