@@ -176,14 +176,14 @@ export function lineChartSpec<Row extends RowOf<Row>>(options: LineChartOptions<
 
   const layers: object[] = [
     {
-      data: { values: rows },
+      data: { values: plotted(rows) },
       mark: { type: 'line' },
       encoding: { x: xEncoding, y: yEncoding, ...(color && { color }) },
     },
   ];
   if (options.points !== false) {
     layers.push({
-      data: { values: rows },
+      data: { values: plotted(rows) },
       mark: { type: 'point', filled: true, opacity: 1 },
       encoding: {
         x: xEncoding,
@@ -195,7 +195,7 @@ export function lineChartSpec<Row extends RowOf<Row>>(options: LineChartOptions<
   }
   if (reference !== undefined) {
     layers.push({
-      data: { values: referenceRows },
+      data: { values: plotted(referenceRows) },
       mark: { type: 'point', filled: false, size: 120, strokeWidth: 2, opacity: 1 },
       encoding: {
         x: xEncoding,
@@ -283,7 +283,7 @@ export function barChartSpec<Row extends RowOf<Row>>(options: BarChartOptions<Ro
   return toSpec({
     $schema: VEGA_LITE_SCHEMA,
     ...frame(options),
-    data: { values: rows },
+    data: { values: plotted(rows) },
     ...(group !== undefined &&
       stack && {
         transform: [
@@ -449,4 +449,22 @@ function describe(value: unknown): string {
  */
 function toSpec(spec: object): VegaLiteSpec {
   return spec as VegaLiteSpec;
+}
+
+/** The smallest positive normal double; anything nearer zero draws as zero. */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
+/**
+ * The rows vega draws: copies (vega tags the objects it is given, and a caller's rows must stay
+ * the caller's), with subnormal numbers flushed to zero — no axis can show them apart from zero,
+ * and a scale whose whole domain is subnormal makes vega's tick code fail.
+ */
+function plotted<R extends object>(rows: readonly R[]): R[] {
+  return rows.map((row) => {
+    const copy: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(row)) {
+      copy[key] = typeof value === 'number' && value !== 0 && Math.abs(value) < MIN_NORMAL ? 0 : value;
+    }
+    return copy as R;
+  });
 }

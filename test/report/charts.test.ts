@@ -328,6 +328,33 @@ describe('barChart', () => {
 });
 
 describe('chart determinism', () => {
+  it("draws values nearer zero than any normal double as zero, and leaves the caller's rows untouched", async () => {
+    // The case a seeded property run found: a domain of ±5e-324 made vega's ticks fail.
+    const rows = [
+      { x: 0, y: 5e-324, s: 'a' },
+      { x: 0, y: -5e-324, s: 'a' },
+    ];
+    const line = await lineChart({
+      title: 'p',
+      x: { field: 'x', title: 'X' },
+      y: { field: 'y', title: 'Y' },
+      series: 's',
+      rows,
+    });
+    const bars = await barChart({
+      title: 'p',
+      x: { field: 'x', title: 'X' },
+      y: { field: 'y', title: 'Y' },
+      group: 's',
+      rows,
+    });
+    assert.match(line, /^<svg/);
+    assert.match(bars, /^<svg/);
+    for (const row of rows)
+      assert.deepEqual(Object.getOwnPropertySymbols(row), [], 'vega tagged a caller row');
+    assert.equal(rows[0]?.y, 5e-324, 'the caller keeps its values');
+  });
+
   it('renders the same data to byte-identical SVG', async () => {
     const rows = throughputRows(['64B', '1KB'], 5);
     const first = await lineChart(throughputOptions(rows));

@@ -162,6 +162,8 @@ export interface RtaDriveResult {
   readonly windows: number;
   /** Where the windows differ from the reference computation (empty: they are equal). */
   readonly mismatches: readonly string[];
+  /** Every request's latency, sorted (µs). */
+  readonly latenciesUs: number[];
 }
 
 /**
@@ -213,5 +215,6 @@ export async function driveRta(
     },
     windows: reported.length,
     mismatches,
+    latenciesUs,
   };
 }

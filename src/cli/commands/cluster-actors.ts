@@ -238,13 +238,14 @@ export async function rtaLoadCommand(options: RtaLoadOptions): Promise<number> {
   }
   writeFileSync(join(dataDir, STATE_FILE), `${JSON.stringify({ ...state, loaded: true }, null, 2)}\n`);
   const equal = result.mismatches.length === 0;
+  const { latenciesUs: _latencies, ...summary } = result;
   if (options.json) {
     writeJson({
       schemaVersion: 1,
       app: 'rta',
       seed: state.seed,
       packetBytes: state.packetBytes,
-      ...result,
+      ...summary,
       equalsReference: equal,
     });
   } else {

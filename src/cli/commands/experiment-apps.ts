@@ -19,6 +19,7 @@ import {
   runAppOffload,
 } from '../../experiments/app-offload.ts';
 import { appFor } from '../../experiments/app-offload-apps.ts';
+import { runLiveAppOffload } from '../../experiments/app-offload-live.ts';
 import { timingFor } from '../../platform/sim/hardware-timing.ts';
 import { freshSeed } from '../../random.ts';
 import { barChart, writeExperimentOutputs } from '../../report/index.ts';
@@ -36,7 +37,9 @@ import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
 /** The parsed options of `ipipe experiment rkv|dt|rta`. */
 export interface AppExperimentOptions {
   readonly app: OffloadAppName;
-  readonly target: ResolvedNic;
+  /** The simulated NIC (`--platform sim`); absent for `--platform live`. */
+  readonly target: ResolvedNic | undefined;
+  readonly platform?: 'sim' | 'live';
   readonly packetSizes: readonly number[];
   readonly placements: readonly OffloadPlacement[];
   readonly seed: number;
@@ -83,26 +86,47 @@ export async function runAppExperiment(
     }
     throw error;
   }
-  const bar = progressBar(`simulating ${options.app}`);
-  process.stderr.write(
-    `ipipe: experiment ${options.app} on ${options.target.nic.name}, seed ${options.seed}\n`,
-  );
-  const result = runAppOffload({
-    app,
-    timing: timingFor(options.target.nic, options.target.host),
-    nic: options.target.nic.name,
-    packetSizes: options.packetSizes,
-    placements: options.placements,
-    seed: options.seed,
-    durationNs: options.durationNs,
-    warmupNs: options.warmupNs,
-    probeNs: options.probeNs,
-    loadFraction: options.loadFraction,
-    ...(options.outstanding === undefined ? {} : { outstanding: options.outstanding }),
-    hostPacketIo: options.hostPacketIo,
-    onPoint: (done, total) => bar.update(done / total),
-  });
-  bar.done();
+  let result: AppOffloadResult;
+  if (options.platform === 'live') {
+    if (options.app === 'rkv') {
+      throw new UsageError(
+        'experiment rkv runs on the simulator; live, start `ipipe cluster up rkv` and drive it with redis-benchmark',
+      );
+    }
+    const bar = progressBar(`live ${options.app}`);
+    process.stderr.write(`ipipe: experiment ${options.app} on live node processes, seed ${options.seed}\n`);
+    result = await runLiveAppOffload({
+      app: options.app,
+      packetSizes: options.packetSizes,
+      placements: options.placements,
+      seed: options.seed,
+      durationMs: options.durationNs / 1e6,
+      ...(options.outstanding === undefined ? {} : { outstanding: options.outstanding }),
+      onPoint: (done, total) => bar.update(done / total),
+    });
+    bar.done();
+  } else {
+    const target = options.target;
+    if (target === undefined) throw new UsageError('--nic is required on the simulator: which NIC to model');
+    const bar = progressBar(`simulating ${options.app}`);
+    process.stderr.write(`ipipe: experiment ${options.app} on ${target.nic.name}, seed ${options.seed}\n`);
+    result = runAppOffload({
+      app,
+      timing: timingFor(target.nic, target.host),
+      nic: target.nic.name,
+      packetSizes: options.packetSizes,
+      placements: options.placements,
+      seed: options.seed,
+      durationNs: options.durationNs,
+      warmupNs: options.warmupNs,
+      probeNs: options.probeNs,
+      loadFraction: options.loadFraction,
+      ...(options.outstanding === undefined ? {} : { outstanding: options.outstanding }),
+      hostPacketIo: options.hostPacketIo,
+      onPoint: (done, total) => bar.update(done / total),
+    });
+    bar.done();
+  }
   const rows = result.results.map((row) => ({ ...row }));
   const subtitle = `${result.nic}, ${Math.round(result.method.loadFraction * 100)}% of the smaller capacity, seed ${result.seed}`;
   const charts: Record<string, string> = {};
@@ -139,11 +163,15 @@ export async function runAppExperiment(
     groupTitle: 'Placement',
     rows: rows.filter((r) => r.role === roles[0]),
   });
-  const written = await writeExperimentOutputs(options.outDir, `${options.app}-${options.target.nic.name}`, {
-    json: result,
-    csvRows: rows,
-    charts,
-  });
+  const written = await writeExperimentOutputs(
+    options.outDir,
+    `${options.app}-${options.target?.nic.name ?? 'live'}`,
+    {
+      json: result,
+      csvRows: rows,
+      charts,
+    },
+  );
   return { result, written: written.all };
 }
 
@@ -231,13 +259,16 @@ export function addAppExperimentCommands(experiment: Command): void {
     experiment
       .command(app)
       .description(descriptions[app])
-      .requiredOption(
+      .option(
         '--nic <profile>',
-        'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
+        'sim: a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
       )
       .addOption(
-        new Option('--platform <platform>', 'where to run (only the simulator so far)')
-          .choices(['sim'] as const)
+        new Option(
+          '--platform <platform>',
+          'sim: the modelled NIC; live (rta, dt): node processes on this machine, --duration of wall time per point',
+        )
+          .choices(['sim', 'live'] as const)
           .default('sim' as const),
       )
       .option('--packet-sizes <list>', 'request frame sizes in bytes', parsePacketSizes, [
@@ -251,9 +282,8 @@ export function addAppExperimentCommands(experiment: Command): void {
       )
       .option(
         '--duration <time>',
-        'simulated time measured per point, after the warm-up',
+        'time measured per point: simulated, after the warm-up (default 20ms); live, wall time (default 3s)',
         parseDuration('--duration'),
-        20_000_000,
       )
       .option(
         '--warmup <time>',
@@ -288,11 +318,12 @@ export function addAppExperimentCommands(experiment: Command): void {
           throw new UsageError('--load must be above 0 (a fraction of capacity, e.g. 0.9)');
         await appExperimentCommand({
           app,
-          target: resolveNic(options.nic),
+          target: options.nic === undefined ? undefined : resolveNic(options.nic),
+          platform: options.platform,
           packetSizes: options.packetSizes,
           placements: options.placements,
           seed: options.seed ?? freshSeed(),
-          durationNs: options.duration,
+          durationNs: options.duration ?? (options.platform === 'live' ? 3_000_000_000 : 20_000_000),
           warmupNs: options.warmup,
           probeNs: options.probeDuration,
           loadFraction: options.load,

@@ -30,6 +30,8 @@ const nodeSchema = z.strictObject({
   port: z.number().int().min(1).max(65_535),
   nicCores: z.number().int().min(1).max(64).optional(),
   hostCores: z.number().int().min(1).max(64).optional(),
+  /** false: the scheduler never migrates on this node (a host-only baseline stays on the host). */
+  migration: z.boolean().optional(),
 });
 
 const actorSchema = z.strictObject({
@@ -113,7 +115,7 @@ export function readClusterFile(path: string): ClusterSpec {
 export function nodeOptionsFor(
   spec: ClusterSpec,
   nodeId: number,
-): Pick<LiveNodeOptions, 'catalog' | 'nodeId' | 'peers' | 'port' | 'address' | 'placement'> & {
+): Pick<LiveNodeOptions, 'catalog' | 'nodeId' | 'peers' | 'port' | 'address' | 'placement' | 'scheduler'> & {
   readonly nicCores?: number;
   readonly hostCores?: number;
 } {
@@ -144,6 +146,7 @@ export function nodeOptionsFor(
     port: self.port,
     address: self.address,
     placement,
+    ...(self.migration === false ? { scheduler: { enableMigration: false } } : {}),
     ...(self.nicCores === undefined ? {} : { nicCores: self.nicCores }),
     ...(self.hostCores === undefined ? {} : { hostCores: self.hostCores }),
   };

@@ -24,6 +24,8 @@ export class ClusterStartError extends IpipeError {
 /** What a node process printed once serving (`ipipe run --json`'s banner). */
 export interface NodeBanner {
   readonly udp: { readonly address: string; readonly port: number };
+  /** The admin endpoint (`/stats`, `/metrics`) when the node was started with `--metrics-port`. */
+  readonly admin: string | null;
   readonly actors: readonly { readonly id: number; readonly name: string; readonly domain: string }[];
 }
 

@@ -54,6 +54,8 @@ export interface LiveNodeStats {
   readonly replies: number;
   readonly errorReplies: number;
   readonly duplicates: number;
+  /** Nanoseconds of handler execution on each side since the node started. */
+  readonly handlerNs: { readonly nic: number; readonly host: number };
   /** Actor messages to and from the cluster's other nodes, and client answers relayed for them. */
   readonly peer: { readonly sent: number; readonly received: number; readonly relayedReplies: number };
   readonly drops: Readonly<Record<string, number>>;
@@ -275,6 +277,7 @@ export class LiveNode {
       replies: nic.replies,
       errorReplies: nic.errorReplies,
       duplicates: nic.duplicates,
+      handlerNs: { ...nic.handlerNs },
       peer: {
         sent: nic.peerFramesSent,
         received: nic.peerFramesReceived,

@@ -148,6 +148,11 @@ export class NicController {
   /** Actor messages sent to and received from other nodes (ctx.send across the cluster). */
   peerFramesSent = 0;
   peerFramesReceived = 0;
+  /**
+   * Nanoseconds spent in handlers on each side since start (what a core measured around each
+   * exec): the busy time behind "cores used" (ring handling and idle spinning not included).
+   */
+  readonly handlerNs = { nic: 0, host: 0 };
   /** Client answers relayed between the answering node and the node the client talks to. */
   relayedReplies = 0;
   replies = 0;
@@ -602,6 +607,7 @@ export class NicController {
     const kind = reader.u8();
     reader.u32();
     const execNs = reader.f64();
+    this.handlerNs.nic += execNs;
     this.#apply(this.scheduler.complete(core, wallNs(), execNs));
     this.#count(request.actor, 'nic');
     if (kind === RESULT_FAILED) {
@@ -677,7 +683,11 @@ export class NicController {
         break;
       }
       case LINK_DONE:
-        this.scheduler.recordHostExecution(actor, reader.f64());
+        {
+          const execNs = reader.f64();
+          this.handlerNs.host += execNs;
+          this.scheduler.recordHostExecution(actor, execNs);
+        }
         this.#count(actor, 'host');
         break;
       case LINK_IMAGE:
