@@ -176,8 +176,13 @@ test('experiment dt: coordinator and participant rows, files named after the app
 
 const usageErrors: [string, string[], RegExp][] = [
   [
-    'only the simulator',
-    ['experiment', 'rta', '--nic', 'liquidio-cn2350', '--platform', 'live'],
+    'RKV runs live as a cluster, not as a live experiment',
+    ['experiment', 'rkv', '--platform', 'live'],
+    /cluster up rkv/,
+  ],
+  [
+    'an unknown platform',
+    ['experiment', 'rta', '--nic', 'liquidio-cn2350', '--platform', 'fpga'],
     /--platform/,
   ],
   [
