@@ -5,8 +5,10 @@
  *               loopback port with persistence off (`--save '' --appendonly no`);
  *   rkv front   the RKV RESP front (src/apps/rkv/resp) backed by `MemoryKvBackend`, a single-node
  *               in-memory store — the protocol front alone, no Paxos round, no LSM;
+ *   rkv store   a one-replica RKV cluster (src/apps/rkv/cluster): the same front over Multi-Paxos
+ *               and the LSM store, the log fsynced once per event-loop turn — RKV single-node;
  *
- * and prints the throughput ratio (rkv front ÷ redis), per command.
+ * and prints the throughput ratios (rkv front ÷ redis, rkv store ÷ redis), per command.
  *
  * The command, identical for both servers (only the port differs):
  *
@@ -31,17 +33,23 @@
  */
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ClusterSupervisor } from '../src/apps/rkv/cluster/supervisor.ts';
 import { MemoryKvBackend } from '../src/apps/rkv/resp/memory-backend.ts';
 import { startRespServer } from '../src/apps/rkv/resp/server.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
-type ServerKind = 'redis' | 'rkv';
+/**
+ * redis: a real redis-server; rkv: the RESP front over an in-memory map (the front's own cost);
+ * rkv-store: a one-replica RKV cluster — the RESP front over Multi-Paxos and the LSM store, with
+ * the log fsynced per event-loop turn (what `ipipe cluster up rkv --replicas 1` runs).
+ */
+type ServerKind = 'redis' | 'rkv' | 'rkv-store';
 
 /** Options of `runRespBench`. */
 export interface RespBenchOptions {
@@ -80,6 +88,14 @@ export interface RespBenchSummary {
   /** Median over rounds of rkv requests/s ÷ redis requests/s. */
   readonly ratio: number;
   readonly ratios: readonly number[];
+  /** The one-replica RKV store (Paxos + LSM behind the front), and its ratio to redis-server. */
+  readonly store: {
+    readonly requestsPerSec: number;
+    readonly p50Ms: number;
+    readonly cpuUsPerRequest: number;
+  };
+  readonly storeRatio: number;
+  readonly storeRatios: readonly number[];
 }
 
 /** What `runRespBench` measured, or why it did not run. */
@@ -200,6 +216,7 @@ async function startServer(
   redisServer: string,
   cpu: number | undefined,
 ): Promise<RunningServer> {
+  if (kind === 'rkv-store') return startStore(cpu);
   const port = await freePort();
   const [command, args] =
     kind === 'redis'
@@ -240,6 +257,26 @@ async function startServer(
   await Promise.race([waitForPong(port), exited]);
   exited.catch(() => {});
   return { kind, port, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+/** A one-replica RKV cluster in a fresh data directory, its replica process pinned like the others. */
+async function startStore(cpu: number | undefined): Promise<RunningServer> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ipipe-resp-bench-'));
+  const supervisor = await ClusterSupervisor.start({ replicas: 1, shards: 1, dataDir, respPort: 0, seed: 1 });
+  await supervisor.waitForLeader(0);
+  const replica = supervisor.replicas()[0];
+  if (replica === undefined) throw new Error('the one-replica cluster has no replica');
+  if (cpu !== undefined)
+    spawnSync('taskset', ['-a', '-cp', String(cpu), String(replica.pid)], { stdio: 'ignore' });
+  return {
+    kind: 'rkv-store',
+    port: replica.respPort,
+    pid: replica.pid,
+    stop: async () => {
+      await supervisor.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Runs redis-benchmark to completion, asynchronously; returns its stdout. */
@@ -324,7 +361,8 @@ export async function runRespBench(options: RespBenchOptions = {}): Promise<Resp
 
   const runs: RespBenchRun[] = [];
   for (let round = 0; round < rounds; round++) {
-    const order: ServerKind[] = round % 2 === 0 ? ['redis', 'rkv'] : ['rkv', 'redis'];
+    const order: ServerKind[] =
+      round % 2 === 0 ? ['redis', 'rkv', 'rkv-store'] : ['rkv-store', 'rkv', 'redis'];
     for (const kind of order) {
       const server = await startServer(kind, redisServer, serverCpu);
       try {
@@ -368,11 +406,15 @@ export async function runRespBench(options: RespBenchOptions = {}): Promise<Resp
         runs.filter((run) => run.pipeline === pipeline && run.command === command && run.server === kind);
       const redisRuns = of('redis');
       const rkvRuns = of('rkv');
-      if (redisRuns.length === 0 || rkvRuns.length === 0) continue;
-      const ratios = rkvRuns.map((run) => {
-        const baseline = redisRuns.find((other) => other.round === run.round)!;
-        return run.requestsPerSec / baseline.requestsPerSec;
-      });
+      const storeRuns = of('rkv-store');
+      if (redisRuns.length === 0 || rkvRuns.length === 0 || storeRuns.length === 0) continue;
+      const ratiosOf = (list: readonly RespBenchRun[]) =>
+        list.map((run) => {
+          const baseline = redisRuns.find((other) => other.round === run.round)!;
+          return run.requestsPerSec / baseline.requestsPerSec;
+        });
+      const ratios = ratiosOf(rkvRuns);
+      const storeRatios = ratiosOf(storeRuns);
       const summarize = (list: readonly RespBenchRun[]) => ({
         requestsPerSec: median(list.map((run) => run.requestsPerSec)),
         p50Ms: median(list.map((run) => run.p50Ms)),
@@ -385,6 +427,9 @@ export async function runRespBench(options: RespBenchOptions = {}): Promise<Resp
         rkv: summarize(rkvRuns),
         ratio: median(ratios),
         ratios,
+        store: summarize(storeRuns),
+        storeRatio: median(storeRatios),
+        storeRatios,
       });
     }
   }
@@ -428,6 +473,15 @@ function printResult(result: RespBenchResult): void {
     lines.push(
       `rkv front vs redis-server, ${summary.command} -P ${summary.pipeline}: ${summary.ratio.toFixed(2)}× ` +
         `(rounds ${summary.ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
+    );
+  }
+  lines.push('');
+  for (const summary of result.summaries) {
+    lines.push(
+      `RKV single-node store (Paxos + LSM) vs redis-server, ${summary.command} -P ${summary.pipeline}: ` +
+        `${summary.store.requestsPerSec.toFixed(0)} vs ${summary.redis.requestsPerSec.toFixed(0)} req/s = ` +
+        `${summary.storeRatio.toFixed(2)}× (rounds ${summary.storeRatios.map((r) => r.toFixed(2)).join(', ')}), ` +
+        `p50 ${summary.store.p50Ms.toFixed(3)} ms, server CPU ${summary.store.cpuUsPerRequest.toFixed(2)} µs/req`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
