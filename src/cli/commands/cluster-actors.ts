@@ -13,6 +13,8 @@ import { join, resolve } from 'node:path';
 import { DtClusterConnection, dtClusterSpec, readAll } from '../../apps/dt/live-cluster.ts';
 import { accountKey, bankWorkload, decodeBalance } from '../../apps/dt/workload.ts';
 import { driveRta, RtaClusterClient, rtaClusterSpec } from '../../apps/rta/live-cluster.ts';
+import { describeReadResult, readTupleFile } from '../../apps/rta/reader.ts';
+import type { RtaTuple } from '../../apps/rta/tuple.ts';
 import { rtaWorkload } from '../../apps/rta/workload.ts';
 import { UsageError } from '../../errors.ts';
 import type { ClusterSpec } from '../../platform/live/cluster/cluster-file.ts';
@@ -211,6 +213,8 @@ export function actorClusterDownCommand(dataDir: string, json: boolean): number 
 
 export interface RtaLoadOptions {
   readonly dataDir: string;
+  /** A tuple file to stream instead of the generator's tuples (NDJSON or CSV). */
+  readonly input?: string;
   /** Event time of the stream to send, in ms of tweet time. */
   readonly streamMs: number;
   readonly inFlight: number;
@@ -228,7 +232,15 @@ export async function rtaLoadCommand(options: RtaLoadOptions): Promise<number> {
     );
   }
   const workload = workloadOf(state);
-  const tuples = workload.generator().takeUntil(options.streamMs);
+  let tuples: RtaTuple[];
+  if (options.input === undefined) tuples = workload.generator().takeUntil(options.streamMs);
+  else {
+    const read = await readTupleFile(options.input);
+    process.stderr.write(`ipipe: ${describeReadResult(options.input, read)}\n`);
+    if (read.tuples.length === 0)
+      throw new UsageError(`${options.input} holds no valid tuple: nothing to stream`);
+    tuples = read.tuples;
+  }
   const client = await RtaClusterClient.connect(spec, workload);
   let result: Awaited<ReturnType<typeof driveRta>>;
   try {
@@ -479,6 +491,7 @@ export async function actorLoadCommand(
     readonly json?: boolean;
     readonly target?: string;
     readonly rate?: string;
+    readonly input?: string;
   },
   freshSeed: () => number,
 ): Promise<number> {
@@ -493,8 +506,16 @@ export async function actorLoadCommand(
   const json = raw.json === true;
   if (app === 'rta') {
     const streamMs = raw.duration === undefined ? 5_000 : parseDurationMs('--duration')(raw.duration);
-    return rtaLoadCommand({ dataDir, streamMs, inFlight: closed ?? 8, json });
+    return rtaLoadCommand({
+      dataDir,
+      streamMs,
+      inFlight: closed ?? 8,
+      json,
+      ...(raw.input === undefined ? {} : { input: raw.input }),
+    });
   }
+  if (raw.input !== undefined)
+    throw new UsageError('--input is for --app rta (a tuple file); DT runs its bank workload');
   const durationMs = raw.duration === undefined ? 10_000 : parseDurationMs('--duration')(raw.duration);
   if (!json) process.stderr.write(`ipipe: DT bank transfers for ${durationMs} ms (seed ${seed})…\n`);
   return dtLoadCommand({ dataDir, clients: closed ?? 4, durationMs, seed, json });

@@ -55,6 +55,7 @@ export interface RawLoadOptions {
   readonly json?: boolean;
   readonly app?: string;
   readonly dataDir?: string;
+  readonly input?: string;
 }
 
 /** Defaults of the optional options. */
@@ -110,6 +111,11 @@ export const LOAD_OPTION_HELP: readonly { readonly flags: string; readonly descr
       'drive an application cluster started by `ipipe cluster up rta|dt` (its workload; results checked): rta streams --duration of tweet time (default 5s), dt runs bank transfers for --duration; --closed sets the requests in flight / clients',
   },
   { flags: '--data-dir <dir>', description: 'with --app: the data directory given to `cluster up`' },
+  {
+    flags: '--input <file>',
+    description:
+      'with --app rta: stream your own tuples (newline-delimited JSON or CSV) instead of the generator; bad lines are skipped and reported with their line numbers',
+  },
   { flags: '--json', description: 'print one JSON document instead of a table' },
 ];
 
