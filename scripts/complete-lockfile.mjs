@@ -9,7 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const path = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(path, 'utf8'));
 const packages = lock.packages;
-const PLATFORM = /-(android|darwin|linux|win32|freebsd|openbsd|netbsd|sunos|aix)-(arm64|x64|arm|ia32|ppc64|s390x|riscv64|loong64|mips64el)(-musl)?$/;
+const PLATFORM =
+  /-(android|darwin|linux|win32|freebsd|openbsd|netbsd|sunos|aix)-(arm64|x64|arm|ia32|ppc64|s390x|riscv64|loong64|mips64el)(-musl)?$/;
 const added = [];
 for (const [key, entry] of Object.entries(packages)) {
   for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {
@@ -29,6 +30,8 @@ for (const [key, entry] of Object.entries(packages)) {
     added.push(`${target} (from ${key || 'root'})`);
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)),
+);
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`);
 process.stdout.write(added.length ? `added:\n  ${added.join('\n  ')}\n` : 'lockfile complete\n');

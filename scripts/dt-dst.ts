@@ -33,7 +33,8 @@ function fail(message: string): never {
 function integer(value: string | undefined, name: string, min: number): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
-  if (!(Number.isSafeInteger(parsed) && parsed >= min)) fail(`--${name} must be an integer ≥ ${min}, got ${value}`);
+  if (!(Number.isSafeInteger(parsed) && parsed >= min))
+    fail(`--${name} must be an integer ≥ ${min}, got ${value}`);
   return parsed;
 }
 
@@ -78,7 +79,8 @@ if (workload !== 'bank' && workload !== 'fasst') fail(`--workload must be bank o
 const stores = values.stores ?? 'memory';
 if (stores !== 'memory' && stores !== 'dmo') fail(`--stores must be memory or dmo, got ${stores}`);
 const zipf = values.zipf === undefined ? undefined : Number(values.zipf);
-if (zipf !== undefined && !(Number.isFinite(zipf) && zipf > 0)) fail(`--zipf must be a number > 0, got ${values.zipf}`);
+if (zipf !== undefined && !(Number.isFinite(zipf) && zipf > 0))
+  fail(`--zipf must be a number > 0, got ${values.zipf}`);
 
 const single = integer(values.seed, 'seed', 0);
 const from = single ?? integer(values.from, 'from', 0) ?? 1;
@@ -118,7 +120,14 @@ const base: Omit<DtSimulationOptions, 'seed'> = {
 
 const startedAt = performance.now();
 const failures: { seed: number; violations: readonly string[]; reproduce: string }[] = [];
-const totals = { committed: 0, clientAborted: 0, crashes: 0, checkpoints: 0, tornTails: 0, quiescentPoints: 0 };
+const totals = {
+  committed: 0,
+  clientAborted: 0,
+  crashes: 0,
+  checkpoints: 0,
+  tornTails: 0,
+  quiescentPoints: 0,
+};
 for (let seed = from; seed < from + count; seed++) {
   const options: DtSimulationOptions = { ...base, seed };
   const result: DtSimulationResult = runDtSimulation(options);
@@ -133,7 +142,9 @@ for (let seed = from; seed < from + count; seed++) {
     const reproduce = reproduceCommand({ ...base, seed, trace: () => {} });
     failures.push({ seed, violations: result.violations, reproduce });
     if (!values.json) {
-      process.stdout.write(`FAIL seed ${seed}: ${result.violations.join(' | ')}\n  reproduce: ${reproduce}\n`);
+      process.stdout.write(
+        `FAIL seed ${seed}: ${result.violations.join(' | ')}\n  reproduce: ${reproduce}\n`,
+      );
     }
   }
   if (process.stderr.isTTY && !values.trace) process.stderr.write(`\rseed ${seed - from + 1}/${count}`);
