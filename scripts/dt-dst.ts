@@ -19,24 +19,17 @@ import {
   reproduceCommand,
   runDtSimulation,
 } from '../src/apps/dt/dst/simulation.ts';
+import { commandLineHelpers } from './dst-cli.ts';
 
 const USAGE =
   'usage: dt-dst.ts [--seed N | --from N --seeds COUNT] [--workload bank|fasst] [--zipf EXPONENT] ' +
   '[--stores memory|dmo] [--shards N] [--clients N] [--keys N] [--phases N] [--log-limit N] ' +
   '[--crashes MAX_PER_PHASE] [--drop P] [--duplicate P] [--trace] [--json]';
 
-function fail(message: string): never {
-  process.stderr.write(`dt-dst: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-function integer(value: string | undefined, name: string, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!(Number.isSafeInteger(parsed) && parsed >= min))
-    fail(`--${name} must be an integer ≥ ${min}, got ${value}`);
-  return parsed;
-}
+const cli = commandLineHelpers('dt-dst', USAGE);
+// Annotated so control flow knows a call to it does not return.
+const fail: (message: string) => never = cli.fail;
+const integer = cli.integer;
 
 let parsed: ReturnType<typeof parse>;
 function parse() {

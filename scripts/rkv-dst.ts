@@ -18,11 +18,14 @@
 import { parseArgs } from 'node:util';
 import type { PaxosTestingBugs } from '../src/apps/rkv/paxos/index.ts';
 import {
+  addDstStats,
   type DstOptions,
   type DstResult,
+  emptyDstTotals,
   reproduceCommand,
   runDst,
 } from '../test/apps/rkv/paxos/harness/sim-cluster.ts';
+import { commandLineHelpers } from './dst-cli.ts';
 
 const BUGS = ['commitWithoutMajority', 'skipPersistence', 'ignorePromisedValues'] as const;
 type BugName = (typeof BUGS)[number];
@@ -31,18 +34,10 @@ const USAGE =
   'usage: rkv-dst.ts [--seed N | --from N --seeds COUNT] [--replicas 3|5] ' +
   `[--bug ${BUGS.join('|')}]... [--clients-only] [--keep-going] [--trace] [--json]`;
 
-function fail(message: string): never {
-  process.stderr.write(`rkv-dst: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-function integer(value: string | undefined, name: string, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!(Number.isSafeInteger(parsed) && parsed >= min))
-    fail(`--${name} must be an integer ≥ ${min}, got ${value}`);
-  return parsed;
-}
+const cli = commandLineHelpers('rkv-dst', USAGE);
+// Annotated so control flow knows a call to it does not return.
+const fail: (message: string) => never = cli.fail;
+const integer = cli.integer;
 
 function parse() {
   return parseArgs({
@@ -94,19 +89,7 @@ const base: Omit<DstOptions, 'seed'> = {
 
 const startedAt = performance.now();
 const failures: { seed: number; check: string; failure: string; reproduce: string }[] = [];
-const totals = {
-  seeds: 0,
-  events: 0,
-  opsAcknowledged: 0,
-  crashes: 0,
-  crashesInsideSync: 0,
-  partitions: 0,
-  leaderChanges: 0,
-  snapshotsInstalled: 0,
-  messagesDropped: 0,
-  messagesDuplicated: 0,
-  messagesReordered: 0,
-};
+const totals = { seeds: 0, events: 0, ...emptyDstTotals() };
 let slowestSeedMs = 0;
 for (let seed = from; seed < from + count; seed++) {
   const seedStartedAt = performance.now();
@@ -115,15 +98,7 @@ for (let seed = from; seed < from + count; seed++) {
   const { stats } = result;
   totals.seeds++;
   totals.events += stats.events;
-  totals.opsAcknowledged += stats.opsAcknowledged;
-  totals.crashes += stats.crashes;
-  totals.crashesInsideSync += stats.crashesInsideSync;
-  totals.partitions += stats.partitions;
-  totals.leaderChanges += stats.leaderChanges;
-  totals.snapshotsInstalled += stats.snapshotsInstalled;
-  totals.messagesDropped += stats.messagesDropped;
-  totals.messagesDuplicated += stats.messagesDuplicated;
-  totals.messagesReordered += stats.messagesReordered;
+  addDstStats(totals, stats);
   if (single !== undefined && !values.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
   if (!result.ok) {
     const { trace: _trace, ...replayable } = base;

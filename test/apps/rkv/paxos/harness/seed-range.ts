@@ -7,22 +7,11 @@
 
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { type DstResult, reproduceCommand, runDst } from './sim-cluster.ts';
+import { addDstStats, type DstResult, emptyDstTotals, reproduceCommand, runDst } from './sim-cluster.ts';
 
 export function assertSeedRangePasses(t: TestContext, firstSeed: number, count: number): void {
   const failures: string[] = [];
-  const totals = {
-    fiveReplicaRuns: 0,
-    opsAcknowledged: 0,
-    crashes: 0,
-    crashesInsideSync: 0,
-    partitions: 0,
-    leaderChanges: 0,
-    snapshotsInstalled: 0,
-    messagesDropped: 0,
-    messagesDuplicated: 0,
-    messagesReordered: 0,
-  };
+  const totals = { fiveReplicaRuns: 0, ...emptyDstTotals() };
   let slowestMs = 0;
   let slowestSeed = firstSeed;
   const started = performance.now();
@@ -36,15 +25,7 @@ export function assertSeedRangePasses(t: TestContext, firstSeed: number, count: 
     }
     const { stats } = result;
     if (stats.replicas === 5) totals.fiveReplicaRuns++;
-    totals.opsAcknowledged += stats.opsAcknowledged;
-    totals.crashes += stats.crashes;
-    totals.crashesInsideSync += stats.crashesInsideSync;
-    totals.partitions += stats.partitions;
-    totals.leaderChanges += stats.leaderChanges;
-    totals.snapshotsInstalled += stats.snapshotsInstalled;
-    totals.messagesDropped += stats.messagesDropped;
-    totals.messagesDuplicated += stats.messagesDuplicated;
-    totals.messagesReordered += stats.messagesReordered;
+    addDstStats(totals, stats);
     if (!result.ok) {
       failures.push(
         `seed ${seed} [${result.check}]: ${result.failure}\n  reproduce: ${reproduceCommand({ seed })}`,

@@ -143,6 +143,31 @@ export type DstResult =
       readonly stats: DstStats;
     };
 
+/** The work and fault counters a range of runs reports, summed over its seeds. */
+export const DST_TOTAL_KEYS = [
+  'opsAcknowledged',
+  'crashes',
+  'crashesInsideSync',
+  'partitions',
+  'leaderChanges',
+  'snapshotsInstalled',
+  'messagesDropped',
+  'messagesDuplicated',
+  'messagesReordered',
+] as const;
+
+export type DstTotals = Record<(typeof DST_TOTAL_KEYS)[number], number>;
+
+/** All-zero totals. */
+export function emptyDstTotals(): DstTotals {
+  return Object.fromEntries(DST_TOTAL_KEYS.map((key) => [key, 0])) as DstTotals;
+}
+
+/** Adds one run's counters to `totals`. */
+export function addDstStats(totals: DstTotals, stats: DstStats): void {
+  for (const key of DST_TOTAL_KEYS) totals[key] += stats[key];
+}
+
 /** The one-line command that replays `seed` with a trace. */
 export function reproduceCommand(options: Omit<DstOptions, 'trace'>): string {
   const parts = ['npx tsx scripts/rkv-dst.ts', `--seed ${options.seed}`];
