@@ -37,7 +37,8 @@ export type DropReason = 'unknown-actor' | 'deregistered';
 /**
  * One step of a core's work, handed out by `takeFcfs` / `takeDrr`. Every request leaves the
  * shared queue as exactly one of these, so a platform can charge each step's cost to the core
- * that took it and publish it as an inspection event.
+ * that took it and publish it as an inspection event. Read it before the core's next take: the
+ * `exec` step is one object per core, reused (the hot path allocates nothing per request).
  */
 export type Work<R extends SchedRequest> =
   /** run `actor.exec` on this core, then call `complete` */

@@ -47,3 +47,24 @@ test('windowed EWMA: a rate decays when traffic stops, empty windows count', () 
   rate.roll(2, 10); // one empty window closed with the accumulator, then one more empty
   assert.equal(rate.value, 250);
 });
+
+test('EWMA tailExceeds / tailBelow agree with µ+3σ compared directly (they skip the square root)', () => {
+  const random = seededRandom(7);
+  let checked = 0;
+  for (let run = 0; run < 200; run++) {
+    const ewma = new Ewma(1 / (1 + Math.floor(random() * 64)));
+    const scale = 10 ** Math.floor(random() * 6);
+    const samples = Math.floor(random() * 50);
+    for (let i = 0; i < samples; i++) ewma.add(random() * scale);
+    for (let probe = 0; probe < 50; probe++) {
+      const limit = random() * 3 * scale - 0.5 * scale;
+      const tail = ewma.tail;
+      // Within a relative 1e-12 of a tie, rounding may decide either way; elsewhere they must agree.
+      if (Math.abs(tail - limit) <= 1e-12 * Math.max(1, Math.abs(limit))) continue;
+      assert.equal(ewma.tailExceeds(limit), tail > limit, `tail ${tail} vs limit ${limit}`);
+      assert.equal(ewma.tailBelow(limit), tail < limit, `tail ${tail} vs limit ${limit}`);
+      checked++;
+    }
+  }
+  assert.ok(checked > 9000, `only ${checked} probes were away from a tie`);
+});
