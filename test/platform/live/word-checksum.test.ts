@@ -1,7 +1,10 @@
 /**
  * The ring's word checksum (src/platform/live/channel/word-checksum.ts): any damage confined to
  * one 32-bit word of a record — any bit pattern, including in a 1–3 byte tail — and any change of
- * the length are always caught; it is deterministic and independent of the bytes outside the record.
+ * the length are always caught; it is deterministic and independent of the bytes outside the record;
+ * the unrolled loops compute exactly the hash the header of word-checksum.ts defines (a one-word-at-a-
+ * time reference below); and two flips of the same bit in two words of one lane — which a multiply
+ * alone would let cancel — are caught.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -67,4 +70,109 @@ test('deterministic, and the empty record has a fixed value', () => {
   assert.equal(ringChecksum(a.words, a.bytes, 0, 9), ringChecksum(a.words, a.bytes, 0, 9));
   const empty = record(new Uint8Array(0), 0);
   assert.equal(ringChecksum(empty.words, empty.bytes, 0, 0), ringChecksum(a.words, a.bytes, 0, 0));
+});
+
+/** The hash as word-checksum.ts's header defines it, one word at a time: word i goes to lane i mod 4. */
+function referenceChecksum(payload: Uint8Array): number {
+  const K1 = 0x9e3779b1 | 0;
+  const K2 = 0x85ebca77 | 0;
+  const K3 = 0xc2b2ae3d | 0;
+  const K4 = 0x27d4eb2f | 0;
+  const rotations = [15, 13, 16, 17];
+  const multipliers = [K1, K2, K3, K1];
+  const lanes = [Math.imul(payload.length ^ K4, K2), K1, K3, K4];
+  const whole = payload.length >> 2;
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  // Whole 16-byte blocks round-robin over the lanes; the words after the last block all go to lane 0.
+  const blockWords = (payload.length >> 4) << 2;
+  for (let i = 0; i < whole; i++) {
+    const lane = i < blockWords ? i & 3 : 0;
+    const x = lanes[lane]! ^ view.getInt32(i * 4, true);
+    const r = rotations[lane]!;
+    lanes[lane] = Math.imul((x << r) | (x >>> (32 - r)), multipliers[lane]!);
+  }
+  if ((payload.length & 3) !== 0) {
+    let tail = 0;
+    for (let at = whole * 4, shift = 0; at < payload.length; at++, shift += 8) tail |= payload[at]! << shift;
+    let h0 = Math.imul(lanes[0]! ^ tail, K2);
+    h0 ^= h0 >>> 13;
+    lanes[0] = h0;
+  }
+  const fmix = (h: number): number => {
+    let x = Math.imul(h ^ (h >>> 16), K2);
+    x = Math.imul(x ^ (x >>> 13), K3);
+    return x ^ (x >>> 16);
+  };
+  let h =
+    fmix(lanes[0]!) ^
+    fmix(Math.imul(lanes[1]!, K3)) ^
+    fmix(Math.imul(lanes[2]!, K1)) ^
+    fmix(Math.imul(lanes[3]!, K2));
+  h = Math.imul(h ^ (h >>> 16), K1);
+  return (h ^ (h >>> 15)) | 0;
+}
+
+test('the unrolled loops compute the reference hash at every length 0..200 and at random lengths (seeded)', () => {
+  const seed = 0x5eed_0c5;
+  console.log(`word-checksum reference: fast-check seed ${seed}`);
+  for (let length = 0; length <= 200; length++) {
+    const payload = new Uint8Array(length);
+    for (let i = 0; i < length; i++) payload[i] = (i * 131 + length * 7 + 3) & 0xff;
+    const a = record(payload, length & 3);
+    assert.equal(
+      ringChecksum(a.words, a.bytes, a.start, length),
+      referenceChecksum(payload),
+      `length ${length}`,
+    );
+  }
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 0, maxLength: 4096 }),
+      fc.nat({ max: 3 }),
+      (payload, offsetWords) => {
+        const a = record(payload, offsetWords);
+        assert.equal(ringChecksum(a.words, a.bytes, a.start, payload.length), referenceChecksum(payload));
+      },
+    ),
+    { numRuns: 300, seed },
+  );
+});
+
+test('the same bit flipped in two words of one lane is caught (the rotation keeps it from cancelling)', () => {
+  // Without the rotation a difference only moves towards the high bits: bit 31 flipped in words i
+  // and i + 4 (same lane) would cancel exactly. Every bit position, every lane, several distances.
+  const payload = new Uint8Array(1024);
+  for (let i = 0; i < payload.length; i++) payload[i] = (i * 29 + 11) & 0xff;
+  const sealed = (() => {
+    const a = record(payload, 0);
+    return ringChecksum(a.words, a.bytes, a.start, payload.length);
+  })();
+  let checked = 0;
+  for (let bit = 0; bit < 32; bit++) {
+    for (const first of [0, 1, 2, 3, 37, 100, 123]) {
+      for (const distance of [4, 8, 64, 128]) {
+        const second = first + distance;
+        const b = record(payload, 0);
+        b.words[first] = ((b.words[first] as number) ^ (1 << bit)) | 0;
+        b.words[second] = ((b.words[second] as number) ^ (1 << bit)) | 0;
+        assert.notEqual(
+          ringChecksum(b.words, b.bytes, b.start, payload.length),
+          sealed,
+          `bit ${bit} in words ${first} and ${second}`,
+        );
+        checked++;
+      }
+    }
+  }
+  assert.equal(checked, 32 * 7 * 4);
+});
+
+/** `ringChecksum` of bytes 0..36: a change of the hash must come with a new ring LAYOUT_VERSION. */
+const PINNED_SEAL_37 = 0x9c929a58;
+
+test('a sealed record has a fixed value (ring layout version 2: change it only with LAYOUT_VERSION)', () => {
+  const payload = new Uint8Array(37);
+  for (let i = 0; i < payload.length; i++) payload[i] = i;
+  const a = record(payload, 0);
+  assert.equal(ringChecksum(a.words, a.bytes, 0, 37) >>> 0, PINNED_SEAL_37);
 });
