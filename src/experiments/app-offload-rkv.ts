@@ -59,6 +59,9 @@ const CONSENSUS_NETWORK_TYPES: ReadonlySet<string> = new Set([
   'accepted',
   'reject',
   'commit',
+  'heartbeat-ack',
+  'catchup-request',
+  'catchup',
 ]);
 
 /** Bytes of a value such that a GET answer carrying it fills a frame of `packetBytes`. */
@@ -135,7 +138,11 @@ export function rkvOffloadApp(options: RkvOffloadOptions = {}): OffloadApp {
       const next = (random: Random): NextRequest => {
         const key = rkvKey(zipf.sample(random));
         if (random.chance(getFraction)) return { target: memtable, message: { type: 'get', key } };
-        return { target: consensus, message: { type: 'put', key, value: randomValue(random, valueBytes) } };
+        // clientId 0: no exactly-once session (these clients never retry).
+        return {
+          target: consensus,
+          message: { type: 'put', clientId: 0, seq: 0, key, value: randomValue(random, valueBytes) },
+        };
       };
       return {
         nodes: [

@@ -1,38 +1,76 @@
 /**
  * RKV's consensus actor on the simulated platform (iPipe §5 "RKV": "consensus (NIC, can
  * migrate)"; "the consensus actor sends one message to the memtable actor at commit"): Multi-Paxos
- * with a distinguished leader, one instance per replica, every bit of its state in its DMOs.
+ * with a distinguished leader, one instance per replica, every bit of its state in its DMOs
+ * (re-opened on every message, nothing in JS variables between messages: that is what lets it
+ * migrate between NIC and host mid-run, pending timers included).
  *
- *   setup: the leader (setup.leader) takes ballot b = makeBallot(1, leader) and runs phase 1 once:
- *          prepare(b) ─▶ acceptors: b ≥ promised ⇒ promise(b, accepted unapplied entries)
- *          majority of promises ⇒ re-propose every reported value above the commit point at b
- *                                 (the highest ballot's per slot), fill holes with no-ops
+ *   roles: follower → candidate → leader; anyone who sees a higher ballot steps down to follower.
+ *   election (phase 1): a follower that hears no leader for a timeout in [T, 2T) (deterministic
+ *          per replica and election count) stands with b = makeBallot(maxRound + 1, me):
+ *          prepare(b, fromSlot = its applied point) ─▶ acceptors: b ≥ promised, not sticky, fromSlot
+ *          ≥ their truncation point ⇒ promise(b, their entries above fromSlot, chosen ones flagged)
+ *          majority ⇒ leader: per slot the chosen or highest-ballot value, holes become no-ops, all
+ *          re-proposed at b; with nothing to re-propose a no-op is proposed (a slot of its own
+ *          ballot: reads wait until it is applied). Candidates retry prepare on each tick and
+ *          stand again, one round higher, after another timeout.
  *   common case, per client put (phase 2 only):
  *          leader: slot s = next; record (b, put, the client's origin); accept(b, s) ─▶ followers
- *          follower: b ≥ promised ⇒ record (b, put); accepted(b, s) ─▶ leader
+ *          follower: b ≥ promised ⇒ record (b, put); accepted(b, s, applied) ─▶ leader
  *          leader: majority ⇒ s chosen; apply the contiguous chosen prefix: one `apply` per entry
  *                  to the memtable actor, carrying the client's origin (the memtable answers the
  *                  client once the write is in it); commit(b, commitThrough) ─▶ followers
- *          follower: on commit (or an accept's piggybacked commit point) apply its records ≤ it
- *                    that it accepted at the commit's ballot, in slot order
+ *          follower: on commit (or an accept's piggybacked commit point) marks its records ≤ it
+ *                    accepted at that ballot chosen and applies the chosen prefix in slot order;
+ *                    a gap (a lost accept) is filled by catch-up: catchup-request ─▶ leader
+ *                    ─▶ catchup(chosen entries).
+ *   heartbeat (every H, the leader's tick): commit(b, commit point, truncation point, sentNs) ─▶
+ *          followers ─▶ heartbeat-ack(sentNs, applied); the same tick retransmits the accepts of
+ *          unchosen slots to the replicas that have not acknowledged them.
+ *   exactly-once: a put carries (clientId, seq); at APPLY time, on every replica, the sessions
+ *          table (client → last seq applied) skips a command already applied (its waiting client
+ *          is still answered, FIFO behind the real write); the leader answers a put whose seq is
+ *          already applied at once.
+ *   lease reads: a `get` at the leader is served only while its lease holds — a majority
+ *          (itself included) acknowledged a heartbeat it sent at t, lease until t + T — and once
+ *          it applied a slot of its own ballot; then it goes to the memtable with the client's
+ *          origin, FIFO behind the applies. Sound because a follower that heard the leader within
+ *          T refuses to promise (stickiness) and the simulator's clock is exact and shared (a real
+ *          deployment needs a bound on clock drift). Otherwise `refused` with a leader hint.
+ *   truncation: applied entries stay until every replica reports (accepted / heartbeat-ack) that
+ *          it applied them — then the memtables hold the writes everywhere (their flush makes them
+ *          durable: "truncation after a snapshot") — and the leader announces the truncation point.
+ *          A replica that stays behind by more than maxLogEntries is marked a laggard and the log
+ *          is truncated past it anyway; it then needs a state transfer, which this actor does NOT
+ *          implement: told by a catch-up answer, it stops taking part (non-voting, never stands),
+ *          logs it and counts it (`laggards` in META). See docs/apps/rkv-sim.md.
+ *   static mode (heartbeatNs = 0, the offload experiment): no timers, so no heartbeat, election,
+ *          retransmission or lease; the setup leader runs phase 1 once and leads for good, and
+ *          reads are served by it without a lease (no one else can be elected).
  *
- * Invariants: an acceptor never accepts below its promise (P1); a slot is chosen only by a
- * majority of accepted at one ballot, and applied in slot order exactly once per replica; an
- * entry is deleted from the log when applied (the memtable then holds the write).
+ * Invariants: an acceptor never accepts below its promise (P1); a leader proposes one value per
+ * slot per ballot; a slot is chosen only by a majority of accepted at one ballot (unless the
+ * UNSAFE_CHOSEN_WITHOUT_MAJORITY test mutation is set); a replica applies slots in order, each
+ * once; an acceptor never promises for a fromSlot below its truncation point (it could not report
+ * what it deleted), so a laggard cannot be elected.
  *
- * What this actor leaves out, and why (docs/apps/rkv-sim.md): no leader election after setup
- * (no failure detector, no heartbeats), no retransmission (the experiment's fabric neither drops
- * nor duplicates), no exactly-once sessions (clients here never retry), no snapshots. The full
- * protocol with all of that is `PaxosReplica` (src/apps/rkv/paxos), tested by the DST; it keeps its
- * state in JS objects, which cannot migrate, so this actor runs the common case over DMO records.
+ * Tested by test/apps/rkv/actors/: election.test.ts (step by step) and the DST (dst/harness.ts,
+ * 200 CI seeds with drops, duplicates, jitter and partitions, some with forced NIC↔host
+ * migrations; a linearizable client history and no lost write required; the UNSAFE_* mutations
+ * must be caught).
+ *
+ * What this actor leaves out: node crash and restart (its durable log on the host is not
+ * modelled — every actor keeps its DMOs), and state transfer for a laggard. `PaxosReplica`
+ * (src/apps/rkv/paxos) has both, in JS objects that cannot migrate.
  *
  * DMO layout (roots; re-opened on every message, so a migrated actor finds everything again):
  *
- *   meta   DmoNumberMap   promised, ballot, prepared, promise mask, next slot, commit point,
- *                         commit ballot, applied point (META below)
- *   setup  DmoHashMap     "setup" → the encoded consensus-setup message
- *   log    DmoHashMap     slot (decimal) → [ballot f64][acks u32][chosen u8][key length u8]
- *                         [value length u32][key][value][origin bytes …]
+ *   meta     DmoNumberMap  META below; per replica r: its applied point (PEER_APPLIED + r), the
+ *                          send time of its last acknowledged heartbeat (PEER_HEARTBEAT + r)
+ *   setup    DmoHashMap    "setup" → the encoded consensus-setup message
+ *   log      DmoHashMap    slot (decimal) → [ballot f64][acks u32][chosen u8][key length u8]
+ *                          [value length u32][clientId f64][seq f64][key][value][origin bytes …]
+ *   sessions DmoNumberMap  clientId → the last seq applied
  */
 
 import type { ActorContext, ActorRef, HandlerWork } from '../../../actor/index.ts';
@@ -40,23 +78,72 @@ import { defineActor, narrowRef } from '../../../actor/index.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
 import { encodeOrigin } from '../../../runtime/origin-codec.ts';
-import { makeBallot, replicaId } from '../paxos/types.ts';
-import { type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import { type Ballot, ballotRound, makeBallot, replicaId } from '../paxos/types.ts';
+import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
-const META = {
-  promised: 0,
-  ballot: 1,
-  prepared: 2,
-  promiseMask: 3,
-  nextSlot: 4,
-  commit: 5,
-  commitBallot: 6,
-  applied: 7,
-} as const;
+/** Test-only mutation: the leader counts a slot chosen as soon as it proposes it. */
+export const UNSAFE_CHOSEN_WITHOUT_MAJORITY = 1;
+/** Test-only mutation: no stickiness, and the leader serves reads without a lease. */
+export const UNSAFE_NO_LEASE = 2;
 
-const RECORD_HEADER_BYTES = 18;
+/** Default `maxLogEntries`. */
+export const DEFAULT_MAX_LOG_ENTRIES = 4096;
+
+const META = {
+  role: 0,
+  promised: 1,
+  ballot: 2,
+  maxRound: 3,
+  /** When this replica last heard from a leader at a ballot ≥ its promise (stickiness). */
+  heardNs: 4,
+  leaderHint: 5,
+  promiseMask: 6,
+  nextSlot: 7,
+  commit: 8,
+  applied: 9,
+  truncated: 10,
+  leaseUntil: 11,
+  /** The last slot the leader proposed in its phase 1 (reads wait until it is applied). */
+  readySlot: 12,
+  /** A candidate: when it stood. A follower: when its election timeout started counting. */
+  waitFromNs: 13,
+  commitBallot: 14,
+  commitAtBallot: 15,
+  /** Highest slot ever stored. */
+  top: 16,
+  /** 1: this replica was truncated past (a laggard; see the header). */
+  laggard: 17,
+  laggardMask: 18,
+  laggards: 19,
+  lastHeartbeatNs: 20,
+  catchupAskedNs: 21,
+  elections: 22,
+  fromSlot: 23,
+  /** 1 once this replica is set up (the setup message is stored too). */
+  started: 24,
+  /** Counters (inspectConsensus): duplicates skipped at apply, accepts retransmitted, catch-up entries stored. */
+  duplicatesSkipped: 25,
+  retransmits: 26,
+  caughtUp: 27,
+  /** Puts the leader answered from the sessions table (a retry of an applied command). */
+  answeredFromSession: 28,
+} as const;
+const PEER_APPLIED = 100;
+const PEER_HEARTBEAT = 200;
+
+const FOLLOWER = 0;
+const CANDIDATE = 1;
+const LEADER = 2;
+
+/** Unchosen slots the leader retransmits per tick; chosen entries one catch-up answer carries. */
+const RETRANSMIT_SLOTS = 64;
+const CATCHUP_ENTRIES = 64;
+/** Static mode has no tick: a follower re-asks for a catch-up at most this often. */
+const STATIC_CATCHUP_GAP_NS = 100_000;
+
+const RECORD_HEADER_BYTES = 42;
 const EMPTY = new Uint8Array(0);
 
 /** One log slot as the actor keeps it. */
@@ -64,6 +151,10 @@ interface SlotRecord {
   ballot: number;
   acks: number;
   chosen: boolean;
+  /** When the leader last sent its accept (retransmission waits a heartbeat period). */
+  sentNs: number;
+  readonly clientId: number;
+  readonly seq: number;
   readonly key: Uint8Array;
   readonly value: Uint8Array;
   readonly origin: Uint8Array;
@@ -79,6 +170,9 @@ function encodeRecord(record: SlotRecord): Uint8Array {
   out[12] = record.chosen ? 1 : 0;
   out[13] = record.key.length;
   view.setUint32(14, record.value.length, true);
+  view.setFloat64(18, record.clientId, true);
+  view.setFloat64(26, record.seq, true);
+  view.setFloat64(34, record.sentNs, true);
   out.set(record.key, RECORD_HEADER_BYTES);
   out.set(record.value, RECORD_HEADER_BYTES + record.key.length);
   out.set(record.origin, RECORD_HEADER_BYTES + record.key.length + record.value.length);
@@ -96,10 +190,43 @@ function decodeRecord(bytes: Uint8Array): SlotRecord {
     ballot: view.getFloat64(0, true),
     acks: view.getUint32(8, true),
     chosen: bytes[12] === 1,
+    clientId: view.getFloat64(18, true),
+    seq: view.getFloat64(26, true),
+    sentNs: view.getFloat64(34, true),
     key: bytes.slice(keyAt, valueAt),
     value: bytes.slice(valueAt, originAt),
     origin: bytes.slice(originAt),
   };
+}
+
+function noOp(): SlotRecord {
+  return {
+    ballot: 0,
+    acks: 0,
+    chosen: false,
+    sentNs: 0,
+    clientId: 0,
+    seq: 0,
+    key: EMPTY,
+    value: EMPTY,
+    origin: EMPTY,
+  };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Whether two log entries carry the same command (client, seq, key and value). */
+function sameCommand(
+  a: { clientId: number; seq: number; key: Uint8Array; value: Uint8Array },
+  b: { clientId: number; seq: number; key: Uint8Array; value: Uint8Array },
+): boolean {
+  return (
+    a.clientId === b.clientId && a.seq === b.seq && sameBytes(a.key, b.key) && sameBytes(a.value, b.value)
+  );
 }
 
 function popcount(mask: number): number {
@@ -112,12 +239,16 @@ function popcount(mask: number): number {
 class ConsensusState {
   readonly meta: DmoNumberMap;
   readonly log: DmoHashMap;
+  readonly sessions: DmoNumberMap;
   readonly setup: RkvMsg<'consensus-setup'>;
+  readonly me: number;
 
-  constructor(meta: DmoNumberMap, log: DmoHashMap, setup: RkvMsg<'consensus-setup'>) {
+  constructor(meta: DmoNumberMap, log: DmoHashMap, sessions: DmoNumberMap, setup: RkvMsg<'consensus-setup'>) {
     this.meta = meta;
     this.log = log;
+    this.sessions = sessions;
     this.setup = setup;
+    this.me = setup.replica;
   }
 
   num(key: number): number {
@@ -135,6 +266,7 @@ class ConsensusState {
 
   store(slot: number, record: SlotRecord): void {
     this.log.setString(String(slot), encodeRecord(record));
+    if (slot > this.num(META.top)) this.set(META.top, slot);
   }
 
   drop(slot: number): void {
@@ -145,8 +277,28 @@ class ConsensusState {
     return Math.floor(this.setup.replicas.length / 2) + 1;
   }
 
-  get isLeader(): boolean {
-    return this.setup.replica === this.setup.leader;
+  get role(): number {
+    return this.num(META.role);
+  }
+
+  get timed(): boolean {
+    return this.setup.heartbeatNs > 0;
+  }
+
+  get leaseNs(): number {
+    return this.setup.electionTimeoutNs;
+  }
+
+  unsafe(flag: number): boolean {
+    return (this.setup.unsafe & flag) !== 0;
+  }
+
+  get maxLog(): number {
+    return this.setup.maxLogEntries > 0 ? this.setup.maxLogEntries : DEFAULT_MAX_LOG_ENTRIES;
+  }
+
+  isLaggardPeer(replica: number): boolean {
+    return (this.num(META.laggardMask) & (1 << replica)) !== 0;
   }
 }
 
@@ -177,63 +329,182 @@ function toPeer(ctx: RkvContext, state: ConsensusState, replica: number, message
 
 function toFollowers(ctx: RkvContext, state: ConsensusState, message: RkvMessage): void {
   state.setup.replicas.forEach((_name, replica) => {
-    if (replica !== state.setup.replica) toPeer(ctx, state, replica, message);
+    if (replica !== state.me) toPeer(ctx, state, replica, message);
   });
 }
+
+function refuse(ctx: RkvContext, state: ConsensusState | undefined, reason: string): void {
+  if (ctx.origin.kind === 'none') return;
+  const hint = state === undefined ? NO_LEADER : state.num(META.leaderHint);
+  ctx.reply({ type: 'refused', reason, leader: hint });
+}
+
+// ---- roles and ballots ---------------------------------------------------------------------------
+
+/** Notes a ballot seen anywhere; a higher one than ours makes a candidate or leader step down. */
+function observe(ctx: RkvContext, state: ConsensusState, ballot: number): void {
+  const round = ballotRound(ballot as Ballot);
+  if (round > state.num(META.maxRound)) state.set(META.maxRound, round);
+  if (state.role !== FOLLOWER && ballot > state.num(META.ballot)) {
+    ctx.log.info({ ballot: state.num(META.ballot), seen: ballot }, 'rkv: a higher ballot; stepping down');
+    state.set(META.role, FOLLOWER);
+    state.set(META.leaseUntil, 0);
+    state.set(META.waitFromNs, ctx.now());
+  }
+}
+
+/** A follower's or candidate's election timeout, in [T, 2T), a deterministic function of replica and count. */
+function electionTimeout(state: ConsensusState): number {
+  const t = state.setup.electionTimeoutNs;
+  const mix = Math.imul(state.me + 1, 0x9e3779b1) ^ Math.imul(state.num(META.elections) + 7, 0x85ebca6b);
+  const spread = ((mix ^ (mix >>> 15)) >>> 0) % Math.max(1, t);
+  return t + spread;
+}
+
+/** Stands for election: phase 1 at a ballot one round above anything seen. */
+function stand(ctx: RkvContext, state: ConsensusState, round?: number): void {
+  const next =
+    round ?? Math.max(state.num(META.maxRound), ballotRound(state.num(META.promised) as Ballot)) + 1;
+  const ballot = makeBallot(next, replicaId(state.me));
+  state.set(META.maxRound, next);
+  state.set(META.role, CANDIDATE);
+  state.set(META.ballot, ballot);
+  state.set(META.promised, ballot);
+  state.set(META.promiseMask, 1 << state.me);
+  state.set(META.fromSlot, state.num(META.applied));
+  state.set(META.waitFromNs, ctx.now());
+  state.set(META.elections, state.num(META.elections) + 1);
+  state.set(META.leaseUntil, 0);
+  state.set(META.leaderHint, NO_LEADER);
+  ctx.log.info({ ballot, fromSlot: state.num(META.applied) }, 'rkv: standing for election');
+  if (popcount(1 << state.me) >= state.majority) {
+    lead(ctx, state);
+    return;
+  }
+  toFollowers(ctx, state, { type: 'prepare', from: state.me, ballot, fromSlot: state.num(META.applied) });
+}
+
+/** A candidate with a majority of promises: re-propose everything above fromSlot at its ballot. */
+function lead(ctx: RkvContext, state: ConsensusState): void {
+  const ballot = state.num(META.ballot);
+  state.set(META.role, LEADER);
+  state.set(META.leaderHint, state.me);
+  state.set(META.leaseUntil, 0);
+  const from = state.num(META.applied);
+  // This leader's commit point covers only what it holds chosen; it grows again below.
+  state.set(META.commit, from);
+  for (let r = 0; r < state.setup.replicas.length; r++) {
+    state.set(PEER_APPLIED + r, 0);
+    state.set(PEER_HEARTBEAT + r, 0);
+  }
+  state.set(META.laggardMask, 0);
+  const top = state.num(META.top);
+  if (state.num(META.nextSlot) <= top) state.set(META.nextSlot, top + 1);
+  const next = state.num(META.nextSlot);
+  ctx.log.info({ ballot, from, next }, 'rkv: phase 1 done; leading');
+  for (let slot = from + 1; slot < next; slot++) propose(ctx, state, slot, state.record(slot) ?? noOp());
+  if (next <= from + 1) {
+    // Nothing to re-propose: a no-op gives this ballot a slot of its own before reads are served.
+    state.set(META.nextSlot, next + 1);
+    propose(ctx, state, next, noOp());
+  }
+  state.set(META.readySlot, state.num(META.nextSlot) - 1);
+  advanceChosen(ctx, state);
+  if (state.timed) heartbeat(ctx, state);
+}
+
+// ---- phase 2 and learning ------------------------------------------------------------------------
 
 /** Leader: proposes `record` for `slot` at its ballot (it accepts it itself first). */
 function propose(ctx: RkvContext, state: ConsensusState, slot: number, record: SlotRecord): void {
   const ballot = state.num(META.ballot);
   record.ballot = ballot;
-  record.acks = 1 << state.setup.replica;
-  record.chosen = state.majority <= 1;
+  record.acks = 1 << state.me;
+  record.sentNs = ctx.now();
+  record.chosen = record.chosen || state.majority <= 1 || state.unsafe(UNSAFE_CHOSEN_WITHOUT_MAJORITY);
   state.store(slot, record);
-  toFollowers(ctx, state, {
+  sendAccept(ctx, state, slot, record, -1);
+}
+
+/** Sends the accept of `slot` to one follower (`to`), or to every voting follower (−1). */
+function sendAccept(
+  ctx: RkvContext,
+  state: ConsensusState,
+  slot: number,
+  record: SlotRecord,
+  to: number,
+): void {
+  const message: RkvMessage = {
     type: 'accept',
-    from: state.setup.replica,
-    ballot,
+    from: state.me,
+    ballot: record.ballot,
     slot,
+    clientId: record.clientId,
+    seq: record.seq,
     key: record.key,
     value: record.value,
     commitThrough: state.num(META.commit),
+  };
+  if (to >= 0) {
+    toPeer(ctx, state, to, message);
+    return;
+  }
+  state.setup.replicas.forEach((_name, replica) => {
+    if (replica !== state.me && !state.isLaggardPeer(replica)) toPeer(ctx, state, replica, message);
   });
 }
 
-/** Applies, in slot order, every entry ≤ the commit point that this replica holds as chosen. */
+/**
+ * Applies, in slot order, every entry ≤ the commit point that this replica holds as chosen; the
+ * sessions table makes a client's command take effect once (see the header).
+ */
 function applyReady(ctx: RkvContext, state: ConsensusState): void {
   const commit = state.num(META.commit);
-  const commitBallot = state.num(META.commitBallot);
   let applied = state.num(META.applied);
   while (applied < commit) {
     const slot = applied + 1;
     const record = state.record(slot);
-    // A follower applies only what it accepted at the commit's ballot (that leader's proposal);
-    // the leader applies what it counted chosen. Anything else waits (no catch-up here).
-    if (record === undefined) break;
-    if (!(record.chosen || record.ballot === commitBallot)) break;
-    sendTo(ctx, state.setup.memtable, {
-      type: 'apply',
-      slot,
-      key: record.key,
-      value: record.value,
-      origin: record.origin,
-    });
-    state.drop(slot);
+    if (record === undefined || !record.chosen) break;
+    let duplicate = false;
+    if (record.clientId > 0) {
+      const last = state.sessions.get(record.clientId) ?? 0;
+      if (record.seq <= last) {
+        duplicate = true;
+        state.set(META.duplicatesSkipped, state.num(META.duplicatesSkipped) + 1);
+      } else state.sessions.set(record.clientId, record.seq);
+    }
+    if (record.key.length > 0 || record.origin.length > 0) {
+      sendTo(ctx, state.setup.memtable, {
+        type: 'apply',
+        slot,
+        key: duplicate ? EMPTY : record.key,
+        value: duplicate ? EMPTY : record.value,
+        origin: record.origin,
+      });
+    }
     applied = slot;
   }
   state.set(META.applied, applied);
 }
 
 function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): void {
-  if (!state.isLeader || state.num(META.prepared) !== 1) {
-    if (ctx.origin.kind !== 'none') {
-      ctx.reply({
-        type: 'refused',
-        reason: state.isLeader
-          ? 'the leader is still in phase 1; retry'
-          : `not the leader; send puts to replica ${state.setup.leader}`,
-      });
-    }
+  if (state.role !== LEADER) {
+    const hint = state.num(META.leaderHint);
+    refuse(
+      ctx,
+      state,
+      state.role === CANDIDATE
+        ? 'an election is running; retry'
+        : hint === NO_LEADER
+          ? 'not the leader, and no leader is known; retry'
+          : `not the leader; send puts to replica ${hint}`,
+    );
+    return;
+  }
+  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
+    // Already applied here (a retry of a command that took effect): answer it as done.
+    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'put-ok', slot: 0 });
     return;
   }
   const slot = state.num(META.nextSlot);
@@ -242,15 +513,19 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     ballot: 0,
     acks: 0,
     chosen: false,
+    sentNs: 0,
+    clientId: message.clientId,
+    seq: message.seq,
     key: message.key,
     value: message.value,
     origin: ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin),
   });
-  if (state.majority <= 1) advanceChosen(ctx, state);
+  advanceChosen(ctx, state);
 }
 
 /** Leader: moves the commit point over the chosen prefix, applies it, tells the followers. */
 function advanceChosen(ctx: RkvContext, state: ConsensusState): void {
+  if (state.role !== LEADER) return;
   let commit = state.num(META.commit);
   const before = commit;
   for (;;) {
@@ -261,13 +536,21 @@ function advanceChosen(ctx: RkvContext, state: ConsensusState): void {
   if (commit === before) return;
   const ballot = state.num(META.ballot);
   state.set(META.commit, commit);
-  state.set(META.commitBallot, ballot);
   applyReady(ctx, state);
-  toFollowers(ctx, state, { type: 'commit', from: state.setup.replica, ballot, commitThrough: commit });
+  truncate(ctx, state);
+  toFollowers(ctx, state, {
+    type: 'commit',
+    from: state.me,
+    ballot,
+    commitThrough: commit,
+    truncateThrough: state.num(META.truncated),
+    sentNs: 0,
+  });
 }
 
 function onAccepted(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'accepted'>): void {
-  if (!state.isLeader || message.ballot !== state.num(META.ballot)) return;
+  if (state.role !== LEADER || message.ballot !== state.num(META.ballot)) return;
+  notePeerApplied(state, message.from, message.applied);
   const record = state.record(message.slot);
   if (record === undefined || record.chosen || record.ballot !== message.ballot) return;
   record.acks |= 1 << message.from;
@@ -276,76 +559,342 @@ function onAccepted(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'acc
   if (record.chosen) advanceChosen(ctx, state);
 }
 
+function notePeerApplied(state: ConsensusState, replica: number, applied: number): void {
+  if (applied > state.num(PEER_APPLIED + replica)) state.set(PEER_APPLIED + replica, applied);
+}
+
 /** Acceptor side of phase 2, and the piggybacked commit point. */
 function onAccept(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'accept'>): void {
+  if (state.num(META.laggard) === 1) return;
   const promised = state.num(META.promised);
   if (message.ballot < promised) {
     toPeer(ctx, state, message.from, {
       type: 'reject',
-      from: state.setup.replica,
+      from: state.me,
       ballot: message.ballot,
       promised,
     });
     return;
   }
+  observe(ctx, state, message.ballot);
   if (message.ballot > promised) state.set(META.promised, message.ballot);
+  hearLeader(ctx, state, message.from);
   if (message.slot > state.num(META.applied)) {
-    state.store(message.slot, {
-      ballot: message.ballot,
+    const mine = state.record(message.slot);
+    // A chosen entry stays as it is (any later proposal for its slot carries the same value).
+    if (mine === undefined || !mine.chosen) {
+      state.store(message.slot, {
+        ballot: message.ballot,
+        acks: 0,
+        sentNs: 0,
+        chosen:
+          message.ballot === state.num(META.commitBallot) && message.slot <= state.num(META.commitAtBallot),
+        clientId: message.clientId,
+        seq: message.seq,
+        key: message.key,
+        value: message.value,
+        origin: EMPTY,
+      });
+    }
+  }
+  learn(ctx, state, message.from, message.ballot, message.commitThrough, -1);
+  toPeer(ctx, state, message.from, {
+    type: 'accepted',
+    from: state.me,
+    ballot: message.ballot,
+    slot: message.slot,
+    applied: state.num(META.applied),
+  });
+}
+
+/** A message from the leader at a ballot ≥ our promise: it is alive (stickiness, timeout). */
+function hearLeader(ctx: RkvContext, state: ConsensusState, leader: number): void {
+  if (state.role !== FOLLOWER) return;
+  const now = ctx.now();
+  state.set(META.heardNs, now);
+  state.set(META.waitFromNs, now);
+  state.set(META.leaderHint, leader);
+}
+
+/**
+ * A replica learns that the leader at `ballot` holds every slot ≤ `commitThrough` chosen: its
+ * records of that ballot up there are the chosen values. Applies the chosen prefix, drops what
+ * the leader says every replica applied, and asks for a catch-up when a gap remains.
+ */
+function learn(
+  ctx: RkvContext,
+  state: ConsensusState,
+  from: number,
+  ballot: number,
+  commitThrough: number,
+  truncateThrough: number,
+): void {
+  if (state.role === LEADER || state.num(META.laggard) === 1) return;
+  const applied = state.num(META.applied);
+  const markUntil = Math.min(commitThrough, state.num(META.top));
+  for (let slot = applied + 1; slot <= markUntil; slot++) {
+    const record = state.record(slot);
+    if (record !== undefined && !record.chosen && record.ballot === ballot) {
+      record.chosen = true;
+      state.store(slot, record);
+    }
+  }
+  const commitBallot = state.num(META.commitBallot);
+  if (ballot > commitBallot || (ballot === commitBallot && commitThrough > state.num(META.commitAtBallot))) {
+    state.set(META.commitBallot, ballot);
+    state.set(META.commitAtBallot, commitThrough);
+  }
+  if (commitThrough > state.num(META.commit)) state.set(META.commit, commitThrough);
+  applyReady(ctx, state);
+  if (truncateThrough >= 0) {
+    const until = Math.min(truncateThrough, state.num(META.applied));
+    for (let slot = state.num(META.truncated) + 1; slot <= until; slot++) state.drop(slot);
+    if (until > state.num(META.truncated)) state.set(META.truncated, until);
+  }
+  maybeCatchUp(ctx, state, from);
+}
+
+function maybeCatchUp(ctx: RkvContext, state: ConsensusState, leader: number): void {
+  const applied = state.num(META.applied);
+  const commit = state.num(META.commit);
+  if (commit <= applied) return;
+  const now = ctx.now();
+  const gap = state.timed ? state.setup.heartbeatNs : STATIC_CATCHUP_GAP_NS;
+  const asked = state.num(META.catchupAskedNs);
+  if (asked > 0 && now - asked < gap) return;
+  state.set(META.catchupAskedNs, now);
+  toPeer(ctx, state, leader, {
+    type: 'catchup-request',
+    from: state.me,
+    fromSlot: applied + 1,
+    toSlot: Math.min(commit, applied + CATCHUP_ENTRIES),
+  });
+}
+
+function onCatchupRequest(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catchup-request'>): void {
+  const truncated = state.num(META.truncated);
+  const entries: RkvMsg<'catchup'>['entries'][number][] = [];
+  if (message.fromSlot > truncated) {
+    const until = Math.min(message.toSlot, state.num(META.commit));
+    for (let slot = message.fromSlot; slot <= until; slot++) {
+      const record = state.record(slot);
+      if (record === undefined || !record.chosen) break;
+      entries.push({
+        slot,
+        ballot: record.ballot,
+        chosen: true,
+        clientId: record.clientId,
+        seq: record.seq,
+        key: record.key,
+        value: record.value,
+      });
+    }
+  }
+  toPeer(ctx, state, message.from, { type: 'catchup', from: state.me, truncated, entries });
+}
+
+function onCatchup(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catchup'>): void {
+  if (state.num(META.laggard) === 1) return;
+  const applied = state.num(META.applied);
+  if (message.truncated > applied) {
+    // The log we need is gone everywhere: only a state transfer (not implemented) could help.
+    state.set(META.laggard, 1);
+    state.set(META.role, FOLLOWER);
+    ctx.log.warn(
+      { applied, truncated: message.truncated },
+      'rkv: truncated past this replica; it needs a state transfer (not implemented) and stops voting',
+    );
+    return;
+  }
+  for (const entry of message.entries) {
+    if (entry.slot <= applied) continue;
+    state.set(META.caughtUp, state.num(META.caughtUp) + 1);
+    state.store(entry.slot, {
+      ballot: entry.ballot,
       acks: 0,
-      chosen: false,
-      key: message.key,
-      value: message.value,
+      sentNs: 0,
+      chosen: true,
+      clientId: entry.clientId,
+      seq: entry.seq,
+      key: entry.key,
+      value: entry.value,
       origin: EMPTY,
     });
   }
-  toPeer(ctx, state, message.from, {
-    type: 'accepted',
-    from: state.setup.replica,
-    ballot: message.ballot,
-    slot: message.slot,
-  });
-  learn(ctx, state, message.ballot, message.commitThrough);
-}
-
-/** Follower: a leader at `ballot` says every slot ≤ `commitThrough` is chosen. */
-function learn(ctx: RkvContext, state: ConsensusState, ballot: number, commitThrough: number): void {
-  if (state.isLeader) return;
-  if (commitThrough > state.num(META.commit) || ballot > state.num(META.commitBallot)) {
-    state.set(META.commit, Math.max(commitThrough, state.num(META.commit)));
-    state.set(META.commitBallot, Math.max(ballot, state.num(META.commitBallot)));
-  }
+  state.set(META.catchupAskedNs, 0);
   applyReady(ctx, state);
+  if (state.role !== LEADER) maybeCatchUp(ctx, state, message.from);
 }
 
-function onPrepare(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prepare'>): void {
+/** Leader: drops entries every voting replica applied; past maxLogEntries, gives up on laggards. */
+function truncate(ctx: RkvContext, state: ConsensusState): void {
+  const commit = state.num(META.commit);
+  const pointOf = (): number => {
+    let point = state.num(META.applied);
+    for (let r = 0; r < state.setup.replicas.length; r++) {
+      if (r !== state.me && !state.isLaggardPeer(r)) point = Math.min(point, state.num(PEER_APPLIED + r));
+    }
+    return point;
+  };
+  let point = pointOf();
+  if (commit - point > state.maxLog) {
+    for (let r = 0; r < state.setup.replicas.length; r++) {
+      if (r === state.me || state.isLaggardPeer(r)) continue;
+      if (state.num(PEER_APPLIED + r) < commit - state.maxLog) {
+        state.set(META.laggardMask, state.num(META.laggardMask) | (1 << r));
+        state.set(META.laggards, state.num(META.laggards) + 1);
+        ctx.log.warn(
+          { replica: r, applied: state.num(PEER_APPLIED + r), commit },
+          'rkv: a replica is too far behind; truncating past it (it needs a state transfer)',
+        );
+      }
+    }
+    point = pointOf();
+  }
+  const truncated = state.num(META.truncated);
+  for (let slot = truncated + 1; slot <= point; slot++) state.drop(slot);
+  if (point > truncated) state.set(META.truncated, point);
+}
+
+// ---- the heartbeat, leases and reads -------------------------------------------------------------
+
+/** Leader tick: heartbeat (commit point, truncation point), retransmit unacknowledged accepts. */
+function heartbeat(ctx: RkvContext, state: ConsensusState): void {
+  const now = ctx.now();
+  state.set(META.heardNs, now);
+  state.set(META.lastHeartbeatNs, now);
+  toFollowers(ctx, state, {
+    type: 'commit',
+    from: state.me,
+    ballot: state.num(META.ballot),
+    commitThrough: state.num(META.commit),
+    truncateThrough: state.num(META.truncated),
+    sentNs: now,
+  });
+  const next = state.num(META.nextSlot);
+  const from = state.num(META.commit) + 1;
+  for (let slot = from; slot < next && slot < from + RETRANSMIT_SLOTS; slot++) {
+    const record = state.record(slot);
+    if (record === undefined || record.chosen || now - record.sentNs < state.setup.heartbeatNs) continue;
+    record.sentNs = now;
+    state.store(slot, record);
+    for (let r = 0; r < state.setup.replicas.length; r++) {
+      if (r === state.me || state.isLaggardPeer(r) || (record.acks & (1 << r)) !== 0) continue;
+      sendAccept(ctx, state, slot, record, r);
+      state.set(META.retransmits, state.num(META.retransmits) + 1);
+    }
+  }
+}
+
+function onCommit(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'commit'>): void {
   const promised = state.num(META.promised);
-  if (message.ballot < promised) {
-    toPeer(ctx, state, message.from, {
-      type: 'reject',
-      from: state.setup.replica,
-      ballot: message.ballot,
-      promised,
-    });
+  observe(ctx, state, message.ballot);
+  if (message.ballot >= promised) {
+    state.set(META.promised, message.ballot);
+    hearLeader(ctx, state, message.from);
+  } else if (message.sentNs > 0) {
+    // A deposed leader's heartbeat: tell it, so it steps down.
+    toPeer(ctx, state, message.from, { type: 'reject', from: state.me, ballot: message.ballot, promised });
     return;
   }
+  learn(ctx, state, message.from, message.ballot, message.commitThrough, message.truncateThrough);
+  if (message.sentNs > 0 && state.num(META.laggard) !== 1) {
+    toPeer(ctx, state, message.from, {
+      type: 'heartbeat-ack',
+      from: state.me,
+      ballot: message.ballot,
+      sentNs: message.sentNs,
+      applied: state.num(META.applied),
+    });
+  }
+}
+
+function onHeartbeatAck(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'heartbeat-ack'>): void {
+  if (state.role !== LEADER || message.ballot !== state.num(META.ballot)) return;
+  notePeerApplied(state, message.from, message.applied);
+  if (message.sentNs > state.num(PEER_HEARTBEAT + message.from)) {
+    state.set(PEER_HEARTBEAT + message.from, message.sentNs);
+  }
+  // The lease starts at the send time of the newest heartbeat a majority (self included) acknowledged.
+  const times: number[] = [state.num(META.lastHeartbeatNs)];
+  for (let r = 0; r < state.setup.replicas.length; r++) {
+    if (r !== state.me) times.push(state.num(PEER_HEARTBEAT + r));
+  }
+  times.sort((a, b) => b - a);
+  const start = times[state.majority - 1] ?? 0;
+  if (start > 0 && start + state.leaseNs > state.num(META.leaseUntil)) {
+    state.set(META.leaseUntil, start + state.leaseNs);
+  }
+  truncate(ctx, state);
+}
+
+/** A client's read at this replica: served by the leader under its lease, else refused. */
+function onGet(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'>): void {
+  if (state.role !== LEADER) {
+    const hint = state.num(META.leaderHint);
+    refuse(
+      ctx,
+      state,
+      hint === NO_LEADER
+        ? 'not the leader, and no leader is known; retry'
+        : `not the leader; read at replica ${hint}`,
+    );
+    return;
+  }
+  const applied = state.num(META.applied);
+  if (applied < state.num(META.readySlot) || applied < state.num(META.commit)) {
+    refuse(ctx, state, 'the new leader has not applied its first slot yet; retry');
+    return;
+  }
+  if (state.timed && !state.unsafe(UNSAFE_NO_LEASE) && ctx.now() >= state.num(META.leaseUntil)) {
+    refuse(ctx, state, 'the leader holds no lease (no majority heard it within T); retry');
+    return;
+  }
+  const memtable = rkvRef(ctx, state.setup.memtable);
+  if (memtable === undefined) {
+    refuse(ctx, state, 'no memtable actor');
+    return;
+  }
+  // The client's origin travels with it: the memtable (or the SSTable reader) answers.
+  ctx.send(memtable, { type: 'get', key: message.key });
+}
+
+// ---- phase 1 ------------------------------------------------------------------------------------
+
+function onPrepare(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prepare'>): void {
+  if (state.num(META.laggard) === 1) return;
+  const promised = state.num(META.promised);
+  const sticky =
+    state.timed &&
+    !state.unsafe(UNSAFE_NO_LEASE) &&
+    state.role !== CANDIDATE &&
+    ctx.now() - state.num(META.heardNs) < state.leaseNs &&
+    state.num(META.heardNs) > 0;
+  if (message.ballot < promised || sticky || message.fromSlot < state.num(META.truncated)) {
+    observe(ctx, state, message.ballot);
+    toPeer(ctx, state, message.from, { type: 'reject', from: state.me, ballot: message.ballot, promised });
+    return;
+  }
+  observe(ctx, state, message.ballot);
   state.set(META.promised, message.ballot);
   const entries: RkvMsg<'promise'>['entries'][number][] = [];
-  const applied = state.num(META.applied);
-  // Records are keyed by slot, not listed: walk up from the applied point and stop after a run of
-  // 1024 empty slots (more than any leader keeps in flight here: one accept per put).
-  for (let slot = applied + 1, misses = 0; misses < 1024; slot++) {
+  const top = state.num(META.top);
+  for (let slot = Math.max(message.fromSlot, state.num(META.truncated)) + 1; slot <= top; slot++) {
     const record = state.record(slot);
-    if (record === undefined) {
-      misses++;
-      continue;
-    }
-    misses = 0;
-    entries.push({ slot, ballot: record.ballot, key: record.key, value: record.value });
+    if (record === undefined) continue;
+    entries.push({
+      slot,
+      ballot: record.ballot,
+      chosen: record.chosen,
+      clientId: record.clientId,
+      seq: record.seq,
+      key: record.key,
+      value: record.value,
+    });
   }
   toPeer(ctx, state, message.from, {
     type: 'promise',
-    from: state.setup.replica,
+    from: state.me,
     ballot: message.ballot,
     entries,
   });
@@ -353,40 +902,74 @@ function onPrepare(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prep
 
 function onPromise(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'promise'>): void {
   const ballot = state.num(META.ballot);
-  if (!state.isLeader || message.ballot !== ballot || state.num(META.prepared) === 1) return;
-  // P2c: per slot above the commit point, keep the value accepted at the highest ballot.
+  if (state.role !== CANDIDATE || message.ballot !== ballot) return;
+  const mask = state.num(META.promiseMask);
+  if ((mask & (1 << message.from)) !== 0) return;
+  // P2c: per slot above fromSlot, keep a chosen value, else the one accepted at the highest ballot.
+  const from = state.num(META.fromSlot);
   for (const entry of message.entries) {
-    if (entry.slot <= state.num(META.commit)) continue;
+    if (entry.slot <= from) continue;
     const mine = state.record(entry.slot);
-    if (mine === undefined || mine.ballot < entry.ballot) {
+    if (mine?.chosen === true) continue;
+    if (mine === undefined || entry.chosen || mine.ballot < entry.ballot) {
       state.store(entry.slot, {
         ballot: entry.ballot,
         acks: 0,
-        chosen: false,
+        sentNs: 0,
+        chosen: entry.chosen,
+        clientId: entry.clientId,
+        seq: entry.seq,
         key: entry.key,
         value: entry.value,
-        origin: mine?.origin ?? EMPTY,
+        // A client waits on this replica's record only if the adopted command is the same one.
+        origin: mine !== undefined && sameCommand(mine, entry) ? mine.origin : EMPTY,
       });
     }
-    if (entry.slot >= state.num(META.nextSlot)) state.set(META.nextSlot, entry.slot + 1);
   }
-  const mask = state.num(META.promiseMask) | (1 << message.from);
-  state.set(META.promiseMask, mask);
-  if (popcount(mask) < state.majority) return;
-  state.set(META.prepared, 1);
-  ctx.log.info({ ballot }, 'rkv: phase 1 done; leading');
-  // Re-propose everything reported above the commit point at our ballot; holes become no-ops.
-  const next = state.num(META.nextSlot);
-  for (let slot = state.num(META.commit) + 1; slot < next; slot++) {
-    const record = state.record(slot) ?? {
-      ballot: 0,
-      acks: 0,
-      chosen: false,
-      key: EMPTY,
-      value: EMPTY,
-      origin: EMPTY,
-    };
-    propose(ctx, state, slot, record);
+  state.set(META.promiseMask, mask | (1 << message.from));
+  if (popcount(mask | (1 << message.from)) >= state.majority) lead(ctx, state);
+}
+
+function onReject(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'reject'>): void {
+  observe(ctx, state, message.promised);
+  if (message.promised > state.num(META.promised)) state.set(META.promised, message.promised);
+}
+
+/** The timer: the leader's heartbeat, a candidate's retry, a follower's election timeout. */
+function onTick(ctx: RkvContext, state: ConsensusState): void {
+  if (!state.timed) return;
+  ctx.setTimer(state.setup.heartbeatNs, { type: 'tick' });
+  if (state.num(META.laggard) === 1) return;
+  const now = ctx.now();
+  switch (state.role) {
+    case LEADER:
+      heartbeat(ctx, state);
+      return;
+    case CANDIDATE: {
+      if (now - state.num(META.waitFromNs) >= electionTimeout(state)) {
+        stand(ctx, state);
+        return;
+      }
+      const mask = state.num(META.promiseMask);
+      const ballot = state.num(META.ballot);
+      state.setup.replicas.forEach((_name, r) => {
+        if ((mask & (1 << r)) === 0) {
+          toPeer(ctx, state, r, {
+            type: 'prepare',
+            from: state.me,
+            ballot,
+            fromSlot: state.num(META.fromSlot),
+          });
+        }
+      });
+      return;
+    }
+    default:
+      if (now - state.num(META.waitFromNs) >= electionTimeout(state)) {
+        stand(ctx, state);
+        return;
+      }
+      if (state.num(META.leaderHint) !== NO_LEADER) maybeCatchUp(ctx, state, state.num(META.leaderHint));
   }
 }
 
@@ -399,32 +982,102 @@ function onSetup(
   if (setupMap.getString('setup') === undefined) {
     const group = message.replicas.length;
     if (message.replica >= group || message.leader >= group) {
-      if (ctx.origin.kind !== 'none') {
-        ctx.reply({
-          type: 'refused',
-          reason: `replica ${message.replica} and leader ${message.leader} must both be below the group size ${group}`,
-        });
-      }
+      refuse(
+        ctx,
+        undefined,
+        `replica ${message.replica} and leader ${message.leader} must both be below the group size ${group}`,
+      );
+      return;
+    }
+    if (message.heartbeatNs > 0 && !(message.electionTimeoutNs > message.heartbeatNs)) {
+      refuse(
+        ctx,
+        undefined,
+        `the election timeout (${message.electionTimeoutNs} ns) must exceed the heartbeat period (${message.heartbeatNs} ns)`,
+      );
       return;
     }
     setupMap.setString('setup', rkvMessages.encode(message));
     meta.set(META.nextSlot, 1);
-    if (message.replica === message.leader) {
-      const ballot = makeBallot(1, replicaId(message.leader));
-      meta.set(META.ballot, ballot);
-      meta.set(META.promised, ballot);
-      meta.set(META.promiseMask, 1 << message.replica);
-      const state = new ConsensusState(meta, DmoHashMap.open(ctx.dmo, rootOf(ctx, 'log')), message);
-      if (state.majority <= 1) meta.set(META.prepared, 1);
-      else toFollowers(ctx, state, { type: 'prepare', from: message.replica, ballot });
-    }
+    meta.set(META.leaderHint, NO_LEADER);
+    meta.set(META.waitFromNs, ctx.now());
+    meta.set(META.started, 1);
+    const state = openState(ctx, meta, message);
+    if (message.heartbeatNs > 0) ctx.setTimer(message.heartbeatNs, { type: 'tick' });
+    if (message.replica === message.leader) stand(ctx, state, 1);
   }
   if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
 }
 
+function openState(ctx: RkvContext, meta: DmoNumberMap, setup: RkvMsg<'consensus-setup'>): ConsensusState {
+  return new ConsensusState(
+    meta,
+    DmoHashMap.open(ctx.dmo, rootOf(ctx, 'log')),
+    DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'sessions')),
+    setup,
+  );
+}
+
+/** What a consensus actor reports about itself (tests and the DST read it through `inspectConsensus`). */
+export interface ConsensusView {
+  readonly role: 'follower' | 'candidate' | 'leader';
+  readonly ballot: number;
+  readonly promised: number;
+  readonly commit: number;
+  readonly applied: number;
+  readonly truncated: number;
+  /** Log records held (slots truncated..top that exist). */
+  readonly logRecords: number;
+  readonly laggard: boolean;
+  /** Replicas this leader truncated past. */
+  readonly laggardsMarked: number;
+  readonly elections: number;
+  readonly leaseUntilNs: number;
+  /** Commands a session already applied, skipped at apply time. */
+  readonly duplicatesSkipped: number;
+  /** Accepts the leader sent again on a heartbeat tick. */
+  readonly retransmits: number;
+  /** Chosen entries received by catch-up. */
+  readonly caughtUp: number;
+  /** Retried puts the leader answered from the sessions table. */
+  readonly answeredFromSession: number;
+}
+
+/** Reads a consensus actor's DMO state (a test hook: the heap and roots of its instance). */
+export function inspectConsensus(
+  heap: ActorContext<RkvMessage, RkvMessage>['dmo'],
+  roots: (name: string) => ObjectId | undefined,
+): ConsensusView | undefined {
+  const metaId = roots('meta');
+  const logId = roots('log');
+  if (metaId === undefined || logId === undefined) return undefined;
+  const meta = DmoNumberMap.open(heap, metaId);
+  const num = (key: number): number => meta.get(key) ?? 0;
+  const log = DmoHashMap.open(heap, logId);
+  const role = num(META.role);
+  return {
+    role: role === LEADER ? 'leader' : role === CANDIDATE ? 'candidate' : 'follower',
+    ballot: num(META.ballot),
+    promised: num(META.promised),
+    commit: num(META.commit),
+    applied: num(META.applied),
+    truncated: num(META.truncated),
+    logRecords: log.size,
+    laggard: num(META.laggard) === 1,
+    laggardsMarked: num(META.laggards),
+    elections: num(META.elections),
+    leaseUntilNs: num(META.leaseUntil),
+    duplicatesSkipped: num(META.duplicatesSkipped),
+    retransmits: num(META.retransmits),
+    caughtUp: num(META.caughtUp),
+    answeredFromSession: num(META.answeredFromSession),
+  };
+}
+
 /**
  * The consensus actor (one per replica; `any`: starts on the NIC, may migrate). Set up with
- * `consensus-setup`; the leader then runs phase 1 and serves `put`s.
+ * `consensus-setup`; then it elects (or, static, the setup leader leads), serves `put`s and lease
+ * `get`s at the leader, and refuses them elsewhere with a leader hint.
  */
 export const rkvConsensus = defineActor({
   name: 'rkv-consensus',
@@ -436,6 +1089,7 @@ export const rkvConsensus = defineActor({
     ctx.setRoot('meta', DmoNumberMap.create(ctx.dmo).rootId);
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
     ctx.setRoot('log', DmoHashMap.create(ctx.dmo, { initialCapacity: 256 }).rootId);
+    ctx.setRoot('sessions', DmoNumberMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
     const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
@@ -444,32 +1098,38 @@ export const rkvConsensus = defineActor({
     const bytes = setupMap.getString('setup');
     if (bytes === undefined) {
       ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
-      if (message.type === 'put' && ctx.origin.kind !== 'none') {
-        ctx.reply({ type: 'refused', reason: 'the consensus actor is not set up yet' });
+      if (message.type === 'put' || message.type === 'get') {
+        refuse(ctx, undefined, 'the consensus actor is not set up yet');
       }
       return;
     }
     const setup = rkvMessages.decode(bytes) as RkvMsg<'consensus-setup'>;
-    const state = new ConsensusState(meta, DmoHashMap.open(ctx.dmo, rootOf(ctx, 'log')), setup);
+    const state = openState(ctx, meta, setup);
     switch (message.type) {
       case 'put':
         return onPut(ctx, state, message);
+      case 'get':
+        return onGet(ctx, state, message);
       case 'accept':
         return onAccept(ctx, state, message);
       case 'accepted':
         return onAccepted(ctx, state, message);
       case 'commit':
-        return learn(ctx, state, message.ballot, message.commitThrough);
+        return onCommit(ctx, state, message);
+      case 'heartbeat-ack':
+        return onHeartbeatAck(ctx, state, message);
+      case 'catchup-request':
+        return onCatchupRequest(ctx, state, message);
+      case 'catchup':
+        return onCatchup(ctx, state, message);
       case 'prepare':
         return onPrepare(ctx, state, message);
       case 'promise':
         return onPromise(ctx, state, message);
       case 'reject':
-        ctx.log.error(
-          { ballot: message.ballot, promised: message.promised, from: message.from },
-          'rkv: a replica promised a higher ballot; this deployment runs no new election',
-        );
-        return;
+        return onReject(ctx, state, message);
+      case 'tick':
+        return onTick(ctx, state);
       default:
         ctx.log.warn({ type: message.type }, 'rkv: not a consensus message; dropped');
     }
@@ -488,25 +1148,34 @@ const SEND_INSTRUCTIONS = 250;
 /** Copying or encoding payload bytes: 8 bytes per instruction. */
 const PER_BYTE_INSTRUCTIONS = 1 / 8;
 
+function entryBytes(entries: readonly { key: Uint8Array; value: Uint8Array }[]): number {
+  let bytes = 0;
+  for (const entry of entries) bytes += entry.key.length + entry.value.length;
+  return bytes;
+}
+
 function consensusWork(message: RkvMessage): HandlerWork {
   const base = { ipc: 1.2, mpki: 2, workingSetBytes: 64 * 1024 };
   switch (message.type) {
     case 'put': {
-      // Record the slot (2 map ops: read next slot, store), one accept per follower (2).
+      // Session look-up, record the slot (2 map ops: read next slot, store), one accept per follower (2).
       const bytes = message.key.length + message.value.length;
       return {
         ...base,
         instructions:
           RKV_BASE_INSTRUCTIONS +
-          2 * LOG_RECORD_INSTRUCTIONS +
+          3 * LOG_RECORD_INSTRUCTIONS +
           2 * SEND_INSTRUCTIONS +
           3 * bytes * PER_BYTE_INSTRUCTIONS,
       };
     }
+    case 'get':
+      // Role, lease and applied point from meta; forward the key to the memtable.
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SEND_INSTRUCTIONS };
     case 'accept': {
       const bytes = message.key.length + message.value.length;
-      // Store the record, answer; the piggybacked commit usually applies one entry (read,
-      // delete, one apply message carrying the value).
+      // Store the record, answer; the piggybacked commit usually applies one entry (read, mark,
+      // session look-up, one apply message carrying the value).
       return {
         ...base,
         instructions:
@@ -517,16 +1186,44 @@ function consensusWork(message: RkvMessage): HandlerWork {
       };
     }
     case 'accepted':
-      // Update the record; when chosen, apply it (read, delete, one apply) and send the commits.
+      // Update the record; when chosen, apply it (read, session, one apply), truncate one slot
+      // (amortised), send the commits.
       return {
         ...base,
         instructions: RKV_BASE_INSTRUCTIONS + 4 * LOG_RECORD_INSTRUCTIONS + 3 * SEND_INSTRUCTIONS,
       };
     case 'commit':
+      // Mark and apply (usually one entry), drop one truncated entry, answer a heartbeat.
       return {
         ...base,
-        instructions: RKV_BASE_INSTRUCTIONS + 2 * LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS,
+        instructions: RKV_BASE_INSTRUCTIONS + 3 * LOG_RECORD_INSTRUCTIONS + 2 * SEND_INSTRUCTIONS,
       };
+    case 'heartbeat-ack':
+      // Peer points, the lease (a sort of ≤ 16 numbers), truncation (amortised).
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + 2 * LOG_RECORD_INSTRUCTIONS };
+    case 'catchup-request': {
+      const entries = Math.max(0, Math.min(message.toSlot - message.fromSlot + 1, CATCHUP_ENTRIES));
+      return {
+        ...base,
+        instructions: RKV_BASE_INSTRUCTIONS + entries * LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS,
+      };
+    }
+    case 'catchup':
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          message.entries.length * (2 * LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS) +
+          2 * entryBytes(message.entries) * PER_BYTE_INSTRUCTIONS,
+      };
+    case 'tick':
+      // A heartbeat per follower, and a scan of the (few) unchosen slots for retransmission.
+      return {
+        ...base,
+        instructions: RKV_BASE_INSTRUCTIONS + 2 * SEND_INSTRUCTIONS + 2 * LOG_RECORD_INSTRUCTIONS,
+      };
+    case 'reject':
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS };
     case 'promise':
     case 'prepare': {
       const entries = message.type === 'promise' ? message.entries.length : 1;

@@ -4,11 +4,20 @@
  * SimCluster deployment. docs/apps/rkv-sim.md describes them. Value exports first, then types.
  */
 
-export { rkvConsensus, rkvRef } from './consensus-actor.ts';
+export type { ConsensusView } from './consensus-actor.ts';
+export {
+  DEFAULT_MAX_LOG_ENTRIES,
+  inspectConsensus,
+  rkvConsensus,
+  rkvRef,
+  UNSAFE_CHOSEN_WITHOUT_MAJORITY,
+  UNSAFE_NO_LEASE,
+} from './consensus-actor.ts';
 export type { RkvMessage, RkvMsg } from './messages.ts';
 export {
   MAX_KEY_BYTES,
   MAX_VALUE_BYTES,
+  NO_LEADER,
   RKV_KEY_BYTES,
   rkvKey,
   rkvKeyIndex,

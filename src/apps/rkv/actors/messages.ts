@@ -38,22 +38,41 @@ const REPLICA = field.u8();
 /** A client's origin, encoded (origin-codec.ts); empty when nobody waits. */
 const ORIGIN = field.bytes({ maxBytes: 512 });
 
-const PROMISED_ENTRY = field.struct({ slot: COUNT, ballot: COUNT, key: KEY, value: VALUE });
+/** A log entry as a promise or a catch-up carries it; `chosen`: the sender knows it chosen. */
+const LOG_ENTRY = field.struct({
+  slot: COUNT,
+  ballot: COUNT,
+  chosen: field.bool(),
+  clientId: COUNT,
+  seq: COUNT,
+  key: KEY,
+  value: VALUE,
+});
 const ITEM = field.struct({ key: KEY, value: VALUE });
 
 /** The RKV codec: clients, replicas, the memtable path, the storage path and setup. */
 export const rkvMessages = messages({
   // ---- clients ------------------------------------------------------------------------------
-  /** Read a key; sent to the leader's memtable actor (linearizable through the leader). */
+  /**
+   * Read a key: to the consensus actor of the replica the client believes leads (a lease read,
+   * forwarded to its memtable), or straight to the leader's memtable (the offload experiment).
+   */
   get: { key: KEY },
-  /** Write a key; sent to the leader's consensus actor (committed through Multi-Paxos first). */
-  put: { key: KEY, value: VALUE },
+  /**
+   * Write a key; sent to the leader's consensus actor (committed through Multi-Paxos first).
+   * `clientId` > 0 with a per-client increasing `seq` makes it exactly-once (a retry keeps both);
+   * `clientId` 0: no session.
+   */
+  put: { clientId: COUNT, seq: COUNT, key: KEY, value: VALUE },
   /** A get's answer (from the memtable actor on a hit, the SSTable reader on a miss). */
   value: { found: field.bool(), value: VALUE },
   /** A put's answer, once the command is chosen and applied to the leader's memtable. */
   'put-ok': { slot: COUNT },
-  /** A request refused (a put at a replica that does not lead, a get before setup). */
-  refused: { reason: field.string({ maxBytes: 200 }) },
+  /**
+   * A request refused (a put or get at a replica that does not lead, or without a lease; a get
+   * before setup). `leader`: the replica the refuser believes leads, NO_LEADER when it knows none.
+   */
+  refused: { reason: field.string({ maxBytes: 200 }), leader: REPLICA },
 
   // ---- setup (each answered with `ready`) --------------------------------------------------------
   'consensus-setup': {
@@ -62,6 +81,17 @@ export const rkvMessages = messages({
     /** The consensus actors' instance names, by replica id. */
     replicas: field.list(NAME, { maxItems: MAX_REPLICAS }),
     memtable: NAME,
+    /**
+     * The leader's heartbeat period H in ns; 0: no timers at all — a fixed leader (`leader`), no
+     * election, no retransmission, no lease (the offload experiment's fault-free mode).
+     */
+    heartbeatNs: COUNT,
+    /** T: a follower that hears no leader for a time in [T, 2T) stands; the read lease's length. */
+    electionTimeoutNs: COUNT,
+    /** Log entries the leader keeps for a replica that does not apply them before calling it a laggard. */
+    maxLogEntries: COUNT,
+    /** Test-only mutations (UNSAFE_* in consensus-actor.ts) that make the protocol unsafe; 0 in use. */
+    unsafe: field.u8(),
   },
   'memtable-setup': {
     /** Flush (minor compaction) once the active memtable holds this many bytes. */
@@ -76,22 +106,55 @@ export const rkvMessages = messages({
   ready: {},
 
   // ---- Multi-Paxos between consensus actors ---------------------------------------------------
-  /** Phase 1a. */
-  prepare: { from: REPLICA, ballot: COUNT },
-  /** Phase 1b: the acceptor's accepted, unapplied entries. */
+  /** Phase 1a: the candidate holds every chosen entry ≤ fromSlot (its applied point). */
+  prepare: { from: REPLICA, ballot: COUNT, fromSlot: COUNT },
+  /** Phase 1b: the acceptor's entries above the prepare's fromSlot. */
   promise: {
     from: REPLICA,
     ballot: COUNT,
-    entries: field.list(PROMISED_ENTRY, { maxItems: MAX_LIST_ITEMS }),
+    entries: field.list(LOG_ENTRY, { maxItems: MAX_LIST_ITEMS }),
   },
   /** Phase 2a for one slot; piggybacks the leader's commit point. */
-  accept: { from: REPLICA, ballot: COUNT, slot: COUNT, key: KEY, value: VALUE, commitThrough: COUNT },
-  /** Phase 2b. */
-  accepted: { from: REPLICA, ballot: COUNT, slot: COUNT },
-  /** A prepare or accept below the acceptor's promise. */
+  accept: {
+    from: REPLICA,
+    ballot: COUNT,
+    slot: COUNT,
+    clientId: COUNT,
+    seq: COUNT,
+    key: KEY,
+    value: VALUE,
+    commitThrough: COUNT,
+  },
+  /** Phase 2b; `applied`: the acceptor's applied point (the leader truncates below every one). */
+  accepted: { from: REPLICA, ballot: COUNT, slot: COUNT, applied: COUNT },
+  /** A prepare, accept or heartbeat refused: below the promise, a sticky follower, or truncated. */
   reject: { from: REPLICA, ballot: COUNT, promised: COUNT },
-  /** The learn round: every slot ≤ commitThrough is chosen. */
-  commit: { from: REPLICA, ballot: COUNT, commitThrough: COUNT },
+  /**
+   * The learn round and the heartbeat: every slot ≤ commitThrough is chosen; each replica may drop
+   * its entries ≤ truncateThrough once applied. `sentNs` > 0: a heartbeat, to be acknowledged.
+   */
+  commit: {
+    from: REPLICA,
+    ballot: COUNT,
+    commitThrough: COUNT,
+    truncateThrough: COUNT,
+    sentNs: COUNT,
+  },
+  /** A heartbeat's acknowledgement (the leader's lease counts these), with the applied point. */
+  'heartbeat-ack': { from: REPLICA, ballot: COUNT, sentNs: COUNT, applied: COUNT },
+  /** A follower missing chosen entries asks the leader for slots fromSlot..toSlot. */
+  'catchup-request': { from: REPLICA, fromSlot: COUNT, toSlot: COUNT },
+  /**
+   * Chosen entries for a catch-up; `truncated`: the sender's truncation point (a requester below
+   * it cannot be caught up from the log: it is a laggard, see consensus-actor.ts).
+   */
+  catchup: {
+    from: REPLICA,
+    truncated: COUNT,
+    entries: field.list(LOG_ENTRY, { maxItems: MAX_LIST_ITEMS }),
+  },
+  /** The consensus actor's own timer (heartbeat, election timeout, retransmission). */
+  tick: {},
 
   // ---- consensus → memtable -------------------------------------------------------------------
   /** One committed entry, in slot order; `origin` is the client to answer (leader only). */
@@ -103,6 +166,9 @@ export const rkvMessages = messages({
   /** The compaction actor wrote table `table`: the memtable may drop its frozen copy. */
   flushed: { table: COUNT },
 });
+
+/** `refused.leader` when the refuser knows no leader. */
+export const NO_LEADER = 255;
 
 /** Any RKV message. */
 export type RkvMessage = MessageOf<typeof rkvMessages>;

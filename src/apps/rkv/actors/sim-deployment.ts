@@ -32,6 +32,20 @@ export interface RkvSimOptions {
   readonly level0Trigger?: number;
   /** Register every actor on the host (the host-only baseline); default: by placement. */
   readonly allOnHost?: boolean;
+  /**
+   * The consensus actors' timers (consensus-actor.ts): heartbeat period H and election timeout /
+   * lease T, in ns. Absent (or heartbeatNs 0): static mode — the setup leader leads for good, no
+   * timers (the offload experiment). With timers the deployment returns as soon as every setup is
+   * answered; the leader's election then runs with the caller's kernel.
+   */
+  readonly consensus?: {
+    readonly heartbeatNs: number;
+    readonly electionTimeoutNs: number;
+    /** Log entries kept for a replica that does not apply them (default DEFAULT_MAX_LOG_ENTRIES). */
+    readonly maxLogEntries?: number;
+    /** Test-only mutations (UNSAFE_* in consensus-actor.ts). */
+    readonly unsafe?: number;
+  };
   /** Replaces an actor's definition before registration (the experiment's packet-I/O wrapper). */
   readonly wrap?: (role: RkvActorRole, definition: AnyActorDefinition) => AnyActorDefinition;
 }
@@ -53,6 +67,8 @@ export function rkvInstanceName(role: RkvActorRole, replica: number): string {
 }
 
 let deployments = 0;
+/** With timers: how long (simulated) a setup may take to be answered. */
+const SETUP_WAIT_NS = 50_000_000;
 
 /**
  * Registers the four actors on every node of `cluster` (replica r on node r), sets them up and
@@ -119,15 +135,22 @@ export function deployRkvOnSimCluster(cluster: SimCluster, options: RkvSimOption
         leader,
         replicas: replicaIds.map((id) => rkvInstanceName('consensus', id)),
         memtable: rkvInstanceName('memtable', r),
+        heartbeatNs: options.consensus?.heartbeatNs ?? 0,
+        electionTimeoutNs: options.consensus?.electionTimeoutNs ?? 0,
+        maxLogEntries: options.consensus?.maxLogEntries ?? 0,
+        unsafe: options.consensus?.unsafe ?? 0,
       },
     });
   }
+  // With timers the kernel never goes idle: stop at the answer instead.
+  const timed = (options.consensus?.heartbeatNs ?? 0) > 0;
   for (const send of sends) {
     let outcome: { ok: boolean; reply: unknown } | undefined;
     cluster.clientSend(send.node, send.ref, send.message, (_id, _latency, ok, reply) => {
       outcome = { ok, reply };
+      if (timed) cluster.kernel.stop();
     });
-    cluster.kernel.run({});
+    cluster.kernel.run(timed ? { untilNs: cluster.kernel.now() + SETUP_WAIT_NS } : {});
     const reply = outcome?.reply as RkvMessage | undefined;
     if (outcome === undefined || !outcome.ok || reply?.type !== 'ready') {
       throw new ExperimentSetupError(

@@ -17,7 +17,9 @@
  *
  * Reads are linearizable through the leader: a put is answered only once the leader's memtable
  * holds it, every get is served by the leader's memtable (or, after a miss, by storage that the
- * frozen memtable reached before it was dropped), and the leader is fixed (consensus-actor.ts).
+ * frozen memtable reached before it was dropped), and only while no other replica can lead: the
+ * consensus actor forwards a get only under its lease (with timers), or the leader is fixed
+ * (static mode, where the offload experiment sends gets straight here). See consensus-actor.ts.
  *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
@@ -33,7 +35,7 @@ import type { ObjectId } from '../../../ids.ts';
 import { readOrigin } from '../../../runtime/origin-codec.ts';
 import { DmoMemtable } from '../lsm/dmo-memtable.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
-import { type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
 import { encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
@@ -62,7 +64,8 @@ function saveSetup(ctx: RkvContext, message: RkvMessage): void {
 
 function refuseBeforeSetup(ctx: RkvContext, message: RkvMessage): void {
   ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
-  if (ctx.origin.kind !== 'none') ctx.reply({ type: 'refused', reason: `${ctx.name} is not set up yet` });
+  if (ctx.origin.kind !== 'none')
+    ctx.reply({ type: 'refused', reason: `${ctx.name} is not set up yet`, leader: NO_LEADER });
 }
 
 // ---- the memtable actor --------------------------------------------------------------------------
@@ -109,7 +112,8 @@ function memtableGet(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint
   // A miss: the SSTable reader answers whoever waits (the origin travels with the send).
   const reader = rkvRef(ctx, setup.sstable);
   if (reader === undefined) {
-    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'refused', reason: 'no SSTable reader' });
+    if (ctx.origin.kind !== 'none')
+      ctx.reply({ type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
     return;
   }
   ctx.send(reader, { type: 'get', key });
@@ -191,7 +195,8 @@ export const rkvSstableReader = defineActor({
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
       ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
-      if (ctx.origin.kind !== 'none') ctx.reply({ type: 'refused', reason: `no disk ${setup.disk}` });
+      if (ctx.origin.kind !== 'none')
+        ctx.reply({ type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER });
       return;
     }
     if (ctx.origin.kind === 'none') return;

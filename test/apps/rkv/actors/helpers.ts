@@ -77,6 +77,8 @@ export function runAgainstModel(
       const value = new Uint8Array(VALUE_BYTES).map(() => random.int(0, 256));
       const answer = call(deployment, leader, deployment.consensus[leader]!, {
         type: 'put',
+        clientId: 0,
+        seq: 0,
         key: rkvKey(index),
         value,
       });

@@ -50,6 +50,10 @@ test('a value accepted at an older ballot is re-proposed and chosen by the new l
     leader: 0,
     replicas: names,
     memtable: rkvInstanceName('memtable', r),
+    heartbeatNs: 0,
+    electionTimeoutNs: 0,
+    maxLogEntries: 0,
+    unsafe: 0,
   });
   for (const r of [1, 2]) assert.equal(send(cluster, r, consensus[r] as Ref, setup(r))?.type, 'ready');
   // An earlier leader (replica 1, round 0) got slot 2 accepted by replicas 1 and 2 — a majority,
@@ -61,6 +65,8 @@ test('a value accepted at an older ballot is re-proposed and chosen by the new l
       from: 1,
       ballot: makeBallot(0, replicaId(1)),
       slot: 2,
+      clientId: 0,
+      seq: 0,
       key: rkvKey(42),
       value,
       commitThrough: 0,
@@ -75,6 +81,8 @@ test('a value accepted at an older ballot is re-proposed and chosen by the new l
   // The new leader's first own command goes after the re-proposed slots.
   const put = send(cluster, 0, consensus[0] as Ref, {
     type: 'put',
+    clientId: 0,
+    seq: 0,
     key: rkvKey(1),
     value: new Uint8Array([1]),
   });
@@ -85,6 +93,8 @@ test('a value accepted at an older ballot is re-proposed and chosen by the new l
     from: 1,
     ballot: makeBallot(0, replicaId(1)),
     slot: 9,
+    clientId: 0,
+    seq: 0,
     key: rkvKey(9),
     value,
     commitThrough: 0,

@@ -28,6 +28,8 @@ test(`a put at a follower is refused with the leader's id (seed ${SEED})`, () =>
   const deployment = deployGroup();
   const answer = call(deployment, 1, deployment.consensus[1]!, {
     type: 'put',
+    clientId: 0,
+    seq: 0,
     key: rkvKey(1),
     value: new Uint8Array(4),
   });
@@ -127,7 +129,7 @@ test(`puts in flight while the leader's consensus and memtable actors migrate ar
     written.set(i, value);
     cluster.node(leader).clientSend(
       deployment.consensus[leader]!,
-      { type: 'put', key: rkvKey(i), value },
+      { type: 'put', clientId: 0, seq: 0, key: rkvKey(i), value },
       (_id, _latency, ok, reply) => {
         if (ok && (reply as { type: string }).type === 'put-ok') answered++;
       },

@@ -1,0 +1,490 @@
+/**
+ * Deterministic simulation testing of RKV's consensus actor as deployed: 3 or 5 replicas, each a
+ * SimNode running the four RKV actors (consensus with timers, memtable, SSTable reader,
+ * compaction), on one SimCluster whose fabric drops, duplicates and reorders (jitter) frames and
+ * is partitioned by a nemesis (leader isolation, a random node cut off, a cut pair, heal).
+ * Closed-loop clients put and get a few keys through the replica they believe leads, with
+ * timeouts and retries (a retried put keeps its clientId and seq: exactly-once); on `refused`
+ * they follow the leader hint, on a timeout they try the next replica. Optionally the consensus
+ * and memtable actors of random replicas are force-migrated NIC↔host mid-run.
+ *
+ * Every random choice comes from one seeded `Random` (forked per component), so a seed replays
+ * exactly; a failing seed prints `reproduceActorDst(...)`'s command.
+ *
+ * At the end: heal, let it settle, a verifier client reads every key through the protocol
+ * (liveness: it must finish); then
+ *   C1  the client history (the verifier's reads included) is linearizable (src/apps/rkv/check);
+ *   C2  no acknowledged write is lost (the paxos harness's `findLostWrite`);
+ *   R1  every replica that applied the leader's commit point answers every key from its own
+ *       memtable / SSTables exactly as the verifier read it (the followers applied the same log).
+ */
+
+import { TextDecoder, TextEncoder } from 'node:util';
+import type { ActorRef } from '../../../../../src/actor/index.ts';
+import { type ConsensusView, inspectConsensus } from '../../../../../src/apps/rkv/actors/consensus-actor.ts';
+import { NO_LEADER, type RkvMessage, rkvKey } from '../../../../../src/apps/rkv/actors/messages.ts';
+import {
+  deployRkvOnSimCluster,
+  type RkvSimDeployment,
+} from '../../../../../src/apps/rkv/actors/sim-deployment.ts';
+import {
+  checkLinearizability,
+  describeCheckResult,
+  type KvHistoryOp,
+  type KvInput,
+  kvModel,
+} from '../../../../../src/apps/rkv/check/index.ts';
+import { EventKernel } from '../../../../../src/platform/sim/event-kernel.ts';
+import { SimCluster } from '../../../../../src/platform/sim/sim-cluster.ts';
+import { Random } from '../../../../../src/random.ts';
+import { testTiming } from '../../../../platform/sim/test-timing.ts';
+import { findLostWrite } from '../../paxos/harness/sim-cluster.ts';
+
+type Ref = ActorRef<RkvMessage, RkvMessage>;
+
+const US = 1_000;
+const MS = 1_000_000;
+/** The leader's heartbeat period H and the election timeout / lease T. */
+const HEARTBEAT_NS = 80 * US;
+const ELECTION_TIMEOUT_NS = 300 * US;
+/** Clients work for this long, then the nemesis stops, everything heals and settles. */
+const WORKLOAD_NS = 4 * MS;
+const SETTLE_NS = 2 * MS;
+/** The verifier must have read every key within this. */
+const VERIFY_NS = 10 * MS;
+const CLIENT_TIMEOUT_NS = 200 * US;
+const VERIFIER_CLIENT_ID = 1000;
+/** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
+const KEY_BASE = 100;
+
+export interface ActorDstOptions {
+  readonly seed: number;
+  /** 3 or 5; default: drawn from the seed (about one run in four has 5). */
+  readonly replicas?: number;
+  /** Force-migrate consensus and memtable actors NIC↔host during the run. */
+  readonly migrate?: boolean;
+  /** Test-only protocol mutations (UNSAFE_* of consensus-actor.ts). */
+  readonly unsafe?: number;
+  /** Log entries kept for a replica that does not apply them (default: the actor's). */
+  readonly maxLogEntries?: number;
+  readonly trace?: (line: string) => void;
+}
+
+export interface ActorDstStats {
+  replicas: number;
+  clients: number;
+  opsAcknowledged: number;
+  opsUnknown: number;
+  refusals: number;
+  timeouts: number;
+  partitions: number;
+  leaderIsolations: number;
+  elections: number;
+  migrations: number;
+  framesDropped: number;
+  framesDuplicated: number;
+  laggards: number;
+  duplicatesSkipped: number;
+  retransmits: number;
+  caughtUp: number;
+  answeredFromSession: number;
+  /** The largest number of log records any replica held at the end. */
+  maxLogRecords: number;
+  events: number;
+}
+
+export type ActorDstCheck = 'liveness' | 'linearizability' | 'lost-write' | 'replicas-differ' | 'exception';
+
+export type ActorDstResult =
+  | { readonly ok: true; readonly seed: number; readonly stats: ActorDstStats }
+  | {
+      readonly ok: false;
+      readonly seed: number;
+      readonly check: ActorDstCheck;
+      readonly failure: string;
+      readonly stats: ActorDstStats;
+    };
+
+/** The command that replays one run (replay.test.ts reads these variables). */
+export function reproduceActorDst(options: Omit<ActorDstOptions, 'trace'>): string {
+  const vars = [`RKV_ACTOR_DST_SEED=${options.seed}`];
+  if (options.replicas !== undefined) vars.push(`RKV_ACTOR_DST_REPLICAS=${options.replicas}`);
+  if (options.migrate === true) vars.push('RKV_ACTOR_DST_MIGRATE=1');
+  if (options.unsafe !== undefined && options.unsafe !== 0)
+    vars.push(`RKV_ACTOR_DST_UNSAFE=${options.unsafe}`);
+  if (options.maxLogEntries !== undefined) vars.push(`RKV_ACTOR_DST_MAX_LOG=${options.maxLogEntries}`);
+  return `${vars.join(' ')} RKV_ACTOR_DST_TRACE=1 npx tsx --test test/apps/rkv/actors/dst/replay.test.ts`;
+}
+
+interface PendingOp {
+  readonly clientId: number;
+  readonly input: KvInput;
+  readonly message: RkvMessage;
+  readonly callAt: number;
+  attempt: number;
+  done: boolean;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Runs one seed; never throws (an exception is a failed run). */
+export function runActorDst(options: ActorDstOptions): ActorDstResult {
+  const random = new Random(options.seed, 'rkv-actor-dst');
+  const replicas = options.replicas ?? (random.fork('size').chance(0.25) ? 5 : 3);
+  const trace = options.trace ?? (() => {});
+  const stats: ActorDstStats = {
+    replicas,
+    clients: 0,
+    opsAcknowledged: 0,
+    opsUnknown: 0,
+    refusals: 0,
+    timeouts: 0,
+    partitions: 0,
+    leaderIsolations: 0,
+    elections: 0,
+    migrations: 0,
+    framesDropped: 0,
+    framesDuplicated: 0,
+    laggards: 0,
+    duplicatesSkipped: 0,
+    retransmits: 0,
+    caughtUp: 0,
+    answeredFromSession: 0,
+    maxLogRecords: 0,
+    events: 0,
+  };
+  const fail = (check: ActorDstCheck, failure: string): ActorDstResult => ({
+    ok: false,
+    seed: options.seed,
+    check,
+    failure,
+    stats,
+  });
+  let deployment: RkvSimDeployment | undefined;
+  try {
+    const net = random.fork('net');
+    const kernel = new EventKernel();
+    const cluster = new SimCluster({
+      kernel,
+      timing: testTiming(),
+      nodes: replicas,
+      random: net.fork('fabric'),
+      network: {
+        jitterNs: net.int(0, 20) * US,
+        dropProbability: net.int(0, 6) / 100,
+        duplicateProbability: net.int(0, 6) / 100,
+      },
+    });
+    deployment = deployRkvOnSimCluster(cluster, {
+      baseKeys: 0,
+      valueBytes: 16,
+      memtableLimitBytes: 1024,
+      level0Trigger: 3,
+      consensus: {
+        heartbeatNs: HEARTBEAT_NS,
+        electionTimeoutNs: ELECTION_TIMEOUT_NS,
+        ...(options.maxLogEntries === undefined ? {} : { maxLogEntries: options.maxLogEntries }),
+        unsafe: options.unsafe ?? 0,
+      },
+    });
+    const d = deployment;
+    const startNs = kernel.now();
+    const endNs = startNs + WORKLOAD_NS;
+    const keys = random.fork('keys').int(2, 6);
+    const history: KvHistoryOp[] = [];
+
+    const view = (r: number): ConsensusView | undefined => {
+      try {
+        const instance = cluster.node(r).instance(d.consensus[r]!.id);
+        return inspectConsensus(instance.heap, (name) => instance.root(name));
+      } catch {
+        return undefined;
+      }
+    };
+    const leaderNow = (): number | undefined => {
+      let best: number | undefined;
+      let bestBallot = -1;
+      for (let r = 0; r < replicas; r++) {
+        const v = view(r);
+        if (v?.role === 'leader' && v.ballot > bestBallot) {
+          best = r;
+          bestBallot = v.ballot;
+        }
+      }
+      return best;
+    };
+
+    // ---- clients -------------------------------------------------------------------------------
+    /** Sends `op` (again) to the replica `client.target`; a timeout or refusal moves on. */
+    const clientRandom = random.fork('clients');
+    interface Client {
+      readonly id: number;
+      target: number;
+      seq: number;
+      readonly random: Random;
+      /** This client's share of gets (drawn per client: some mostly read, some mostly write). */
+      readonly getFraction: number;
+    }
+    const attemptOp = (client: Client, op: PendingOp, stopAt: number, onDone: () => void): void => {
+      if (op.done) return;
+      if (kernel.now() >= stopAt) return;
+      const attempt = ++op.attempt;
+      const to = client.target;
+      cluster.clientSend(to, d.consensus[to] as Ref, op.message, (_id, _latency, ok, reply) => {
+        if (op.done) return;
+        const answer = reply as RkvMessage | undefined;
+        if (ok && answer !== undefined && (answer.type === 'put-ok' || answer.type === 'value')) {
+          op.done = true;
+          const returnAt = kernel.now();
+          if (answer.type === 'value') {
+            history.push({
+              clientId: op.clientId,
+              input: op.input,
+              callAt: op.callAt,
+              status: 'ok',
+              output: { op: 'get', value: answer.found ? decoder.decode(answer.value) : null },
+              returnAt,
+            });
+          } else {
+            history.push({
+              clientId: op.clientId,
+              input: op.input,
+              callAt: op.callAt,
+              status: 'ok',
+              output: { op: 'put' },
+              returnAt,
+            });
+          }
+          stats.opsAcknowledged++;
+          trace(
+            `${returnAt} client ${op.clientId} ${describe(op.input)} → ${describeAnswer(answer)} at ${to}`,
+          );
+          onDone();
+          return;
+        }
+        if (attempt !== op.attempt) return;
+        stats.refusals++;
+        const hint = answer?.type === 'refused' ? answer.leader : NO_LEADER;
+        client.target = hint !== NO_LEADER && hint !== to && hint < replicas ? hint : (to + 1) % replicas;
+        kernel.after(client.random.int(20, 80) * US, () => attemptOp(client, op, stopAt, onDone));
+      });
+      kernel.after(CLIENT_TIMEOUT_NS, () => {
+        if (op.done || attempt !== op.attempt) return;
+        stats.timeouts++;
+        client.target = (to + 1) % replicas;
+        attemptOp(client, op, stopAt, onDone);
+      });
+    };
+    const clientCount = clientRandom.int(2, 5);
+    stats.clients = clientCount;
+    const pending: PendingOp[] = [];
+    const nextOp = (client: Client): void => {
+      if (kernel.now() >= endNs) return;
+      const key = String(KEY_BASE + client.random.int(0, keys));
+      let input: KvInput;
+      let message: RkvMessage;
+      const keyBytes = rkvKey(Number(key));
+      if (!client.random.chance(client.getFraction)) {
+        client.seq++;
+        const value = `c${client.id}s${client.seq}`;
+        input = { op: 'put', key, value };
+        message = {
+          type: 'put',
+          clientId: client.id,
+          seq: client.seq,
+          key: keyBytes,
+          value: encoder.encode(value),
+        };
+      } else {
+        input = { op: 'get', key };
+        message = { type: 'get', key: keyBytes };
+      }
+      const op: PendingOp = {
+        clientId: client.id,
+        input,
+        message,
+        callAt: kernel.now(),
+        attempt: 0,
+        done: false,
+      };
+      pending.push(op);
+      attemptOp(client, op, endNs + SETTLE_NS, () => {
+        kernel.after(client.random.int(20, 120) * US, () => nextOp(client));
+      });
+    };
+    for (let c = 1; c <= clientCount; c++) {
+      const client: Client = {
+        id: c,
+        target: clientRandom.int(0, replicas),
+        seq: 0,
+        random: clientRandom.fork(`c${c}`),
+        // Some clients only read: they stay with a replica as long as it answers (a deposed
+        // leader without a lease check would keep answering them).
+        getFraction: clientRandom.chance(0.3) ? 1 : 0.3 + clientRandom.next() * 0.6,
+      };
+      kernel.after(client.random.int(0, 200) * US, () => nextOp(client));
+    }
+
+    // ---- nemesis -------------------------------------------------------------------------------
+    const nemesis = random.fork('nemesis');
+    for (let at = startNs + nemesis.int(200, 800) * US; at < endNs; at += nemesis.int(400, 2000) * US) {
+      kernel.at(at, () => {
+        const roll = nemesis.next();
+        if (roll < 0.3) {
+          const leader = leaderNow() ?? nemesis.int(0, replicas);
+          cluster.heal();
+          cluster.isolate(leader);
+          stats.partitions++;
+          stats.leaderIsolations++;
+          trace(`${kernel.now()} nemesis: isolate leader ${leader}`);
+        } else if (roll < 0.5) {
+          const node = nemesis.int(0, replicas);
+          cluster.heal();
+          cluster.isolate(node);
+          stats.partitions++;
+          trace(`${kernel.now()} nemesis: isolate ${node}`);
+        } else if (roll < 0.7) {
+          const a = nemesis.int(0, replicas);
+          const b = (a + nemesis.int(1, replicas)) % replicas;
+          cluster.partition(a, b);
+          stats.partitions++;
+          trace(`${kernel.now()} nemesis: cut ${a}–${b}`);
+        } else {
+          cluster.heal();
+          trace(`${kernel.now()} nemesis: heal`);
+        }
+      });
+    }
+    kernel.at(endNs, () => {
+      cluster.heal();
+      trace(`${kernel.now()} heal; settle`);
+    });
+
+    // ---- migrations ----------------------------------------------------------------------------
+    if (options.migrate === true) {
+      const mover = random.fork('migrate');
+      for (let at = startNs + mover.int(100, 600) * US; at < endNs; at += mover.int(300, 900) * US) {
+        kernel.at(at, () => {
+          const r = mover.int(0, replicas);
+          const node = cluster.node(r);
+          const ref = mover.chance(0.6) ? d.consensus[r]! : d.memtables[r]!;
+          const where = node.domainOf(ref.id);
+          if (where === 'migrating') return;
+          node.migrate(ref.id, where === 'host' ? 'nic' : 'host');
+          stats.migrations++;
+          trace(`${kernel.now()} migrate ${ref.name} → ${where === 'host' ? 'nic' : 'host'}`);
+        });
+      }
+    }
+
+    kernel.run({ untilNs: endNs + SETTLE_NS });
+
+    // ---- verify --------------------------------------------------------------------------------
+    const finals = new Map<string, string | null>();
+    const verifier: Client = {
+      id: VERIFIER_CLIENT_ID,
+      target: leaderNow() ?? 0,
+      seq: 0,
+      random: random.fork('verifier'),
+      getFraction: 1,
+    };
+    const verifyEnd = kernel.now() + VERIFY_NS;
+    let keyIndex = 0;
+    let verified = 0;
+    const readNext = (): void => {
+      if (keyIndex >= keys) return;
+      const key = String(KEY_BASE + keyIndex++);
+      const op: PendingOp = {
+        clientId: VERIFIER_CLIENT_ID,
+        input: { op: 'get', key },
+        message: { type: 'get', key: rkvKey(Number(key)) },
+        callAt: kernel.now(),
+        attempt: 0,
+        done: false,
+      };
+      attemptOp(verifier, op, verifyEnd, () => {
+        verified++;
+        if (verified === keys) kernel.stop();
+        readNext();
+      });
+    };
+    readNext();
+    kernel.run({ untilNs: verifyEnd });
+    for (const op of history) {
+      if (op.clientId === VERIFIER_CLIENT_ID && op.status === 'ok' && op.output.op === 'get') {
+        finals.set(op.input.key, op.output.value);
+      }
+    }
+    for (const op of pending) {
+      if (op.done) continue;
+      stats.opsUnknown++;
+      history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
+    }
+    const views = Array.from({ length: replicas }, (_, r) => view(r));
+    for (const v of views) {
+      if (v === undefined) continue;
+      stats.elections += v.elections;
+      stats.laggards += v.laggardsMarked;
+      stats.duplicatesSkipped += v.duplicatesSkipped;
+      stats.retransmits += v.retransmits;
+      stats.caughtUp += v.caughtUp;
+      stats.answeredFromSession += v.answeredFromSession;
+      stats.maxLogRecords = Math.max(stats.maxLogRecords, v.logRecords);
+    }
+    stats.framesDropped = cluster.counters.framesDropped;
+    stats.framesDuplicated = cluster.counters.framesDuplicated;
+    stats.events = kernel.eventsProcessed;
+    if (verified < keys) {
+      return fail(
+        'liveness',
+        `the verifier read ${verified} of ${keys} keys within ${VERIFY_NS / MS} ms after healing ` +
+          `(roles: ${views.map((v) => v?.role ?? '?').join(',')})`,
+      );
+    }
+    const check = checkLinearizability(kvModel, history);
+    if (check.verdict !== 'linearizable') return fail('linearizability', describeCheckResult(kvModel, check));
+    const lost = findLostWrite(history, VERIFIER_CLIENT_ID);
+    if (lost !== null) return fail('lost-write', lost);
+
+    // R1: every replica that applied the leader's commit point holds what the verifier read.
+    const leader = leaderNow();
+    const commit = leader === undefined ? undefined : views[leader]?.commit;
+    for (let r = 0; r < replicas; r++) {
+      const v = views[r];
+      if (v === undefined || v.laggard || commit === undefined || v.applied < commit) continue;
+      for (const [key, want] of finals) {
+        let got: RkvMessage | undefined;
+        cluster.clientSend(
+          r,
+          d.memtables[r] as Ref,
+          { type: 'get', key: rkvKey(Number(key)) },
+          (_i, _l, _ok, reply) => {
+            got = reply as RkvMessage;
+            kernel.stop();
+          },
+        );
+        kernel.run({ untilNs: kernel.now() + MS });
+        const value = got?.type === 'value' ? (got.found ? decoder.decode(got.value) : null) : 'no answer';
+        if (value !== want) {
+          return fail(
+            'replicas-differ',
+            `replica ${r} (applied ${v.applied}) has key ${key} = ${value}, the verifier read ${want}`,
+          );
+        }
+      }
+    }
+    return { ok: true, seed: options.seed, stats };
+  } catch (error) {
+    return fail('exception', error instanceof Error ? (error.stack ?? error.message) : String(error));
+  }
+}
+
+function describe(input: KvInput): string {
+  return input.op === 'put' ? `put(${input.key}, ${input.value})` : `${input.op}(${input.key})`;
+}
+
+function describeAnswer(answer: RkvMessage): string {
+  if (answer.type === 'value') return answer.found ? decoder.decode(answer.value) : 'null';
+  return answer.type;
+}

@@ -1,0 +1,11 @@
+/**
+ * DST of RKV's consensus actor on a SimCluster, seeds 171–180 of the CI's 200 (harness.ts: drops,
+ * duplicates, jitter, partitions with leader isolation; linearizability, no lost write, replicas
+ * agree). A failing seed prints its reproduce command.
+ */
+import { test } from 'node:test';
+import { assertActorSeedsPass } from './seed-range.ts';
+
+test('consensus actor DST: seeds 171–180 pass', (t) => {
+  assertActorSeedsPass(t, 171, 10);
+});
