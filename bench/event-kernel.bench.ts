@@ -10,9 +10,11 @@
  * The baseline is what a simulator written the obvious way does: `{ time, seq, fn }` objects in a
  * binary heap, and a new closure per event.
  *
- * Each (implementation, N) pair is repeated, interleaved so drift hits both alike, and the median
- * is reported (wall clock). The C figures — and the issue's own figures for an object heap — are
- * reference numbers quoted in the issue that asked for this kernel; they are not measured here. The
+ * Each (implementation, N) pair is repeated, interleaved so drift hits all alike, and the median
+ * is reported (wall clock). When a C compiler is on the machine, the same hold model on a C binary
+ * heap is compiled and run in the same run ("C here", see `C_HOLD_SOURCE`), so the table can say
+ * "vs C on this machine"; without one that column is skipped. The "C ref" figures — and the
+ * issue's own figures for an object heap — are quoted from the issue, not measured here. The
  * object-heap baseline is measured in this run, so comparing it with the issue's object-heap figure
  * shows how fast this machine is running relative to the one the references came from (shared
  * 2-vCPU VMs drift by 2× over minutes): read absolute targets with that factor in mind.
@@ -20,6 +22,10 @@
  *   taskset -c 1 npx tsx bench/event-kernel.bench.ts [repetitions]
  */
 
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ExponentialSampler } from '../src/platform/sim/distributions.ts';
 import { EventKernel, type EventKind } from '../src/platform/sim/event-kernel.ts';
@@ -47,9 +53,13 @@ export interface EventKernelBenchRow {
   readonly ratioVsCReference: number | undefined;
   readonly targetMEventsPerSec: number | undefined;
   readonly meetsTarget: boolean | undefined;
+  /** Measured in this run: the C binary heap's median, and typed / C (undefined: no compiler). */
+  readonly cMeasuredMEventsPerSec: number | undefined;
+  readonly ratioVsCMeasured: number | undefined;
   /** Every repetition, for spread. */
   readonly typedKernelSamples: readonly number[];
   readonly objectHeapSamples: readonly number[];
+  readonly cSamples: readonly number[];
   readonly eventsPerRepetition: number;
 }
 
@@ -57,6 +67,8 @@ export interface EventKernelBenchOptions {
   readonly pendingCounts?: readonly number[];
   readonly repetitions?: number;
   readonly eventsPerRepetition?: number;
+  /** Measure the C reference too when a compiler is here (default true). */
+  readonly measureC?: boolean;
 }
 
 /** Runs the typed kernel's hold model; returns million events per second. */
@@ -164,6 +176,123 @@ function holdObjectHeap(pendingEvents: number, events: number): number {
   return events / seconds / 1e6;
 }
 
+/**
+ * The C reference, measured in this run when a C compiler is on the machine: the same hold model
+ * (prefill N, then take the earliest and schedule one event an exponential delay later, half the
+ * events as warm-up) on the textbook C event set — a binary min-heap of `{ time, seq, payload }`
+ * structs ordered by (time, seq), hole-based sifts — compiled with `cc -O2`. It samples its delays
+ * with splitmix64 and `-log(1 - u)`, not the TypeScript PRNG, so the two runs draw different (but
+ * identically distributed) delays. It prints one rate (M events/s) per repetition.
+ */
+const C_HOLD_SOURCE = String.raw`
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct { int64_t time; uint64_t seq; int64_t payload; } Event;
+static Event *heap;
+static size_t size;
+static uint64_t next_seq, rng;
+
+static inline int earlier(const Event *x, const Event *y) {
+  return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+}
+static inline double uniform(void) {
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
+static inline int64_t delay(double mean) { return llround(-log(1.0 - uniform()) * mean); }
+static void push(int64_t time, int64_t payload) {
+  Event e = { time, next_seq++, payload };
+  size_t hole = size++;
+  while (hole > 0) {
+    size_t parent = (hole - 1) / 2;
+    if (!earlier(&e, &heap[parent])) break;
+    heap[hole] = heap[parent];
+    hole = parent;
+  }
+  heap[hole] = e;
+}
+static Event pop(void) {
+  Event top = heap[0], last = heap[--size];
+  size_t hole = 0;
+  for (;;) {
+    size_t child = 2 * hole + 1;
+    if (child >= size) break;
+    if (child + 1 < size && earlier(&heap[child + 1], &heap[child])) child++;
+    if (!earlier(&heap[child], &last)) break;
+    heap[hole] = heap[child];
+    hole = child;
+  }
+  if (size > 0) heap[hole] = last;
+  return top;
+}
+static void run(long events, double mean) {
+  for (long i = 0; i < events; i++) {
+    Event e = pop();
+    push(e.time + delay(mean), e.payload);
+  }
+}
+int main(int argc, char **argv) {
+  long pending = atol(argv[1]), events = atol(argv[2]), reps = atol(argv[3]);
+  double mean = atof(argv[4]);
+  heap = malloc(sizeof(Event) * (size_t)(pending + 1));
+  for (long rep = 0; rep < reps; rep++) {
+    size = 0; next_seq = 0; rng = (uint64_t)atol(argv[5]);
+    for (long i = 0; i < pending; i++) push(delay(mean), i);
+    run(events / 2, mean);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    run(events, mean);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (size != (size_t)pending) return 3;
+    printf("%.4f\n", (double)events / seconds / 1e6);
+  }
+  return 0;
+}
+`;
+
+/** The C reference's binary, or why there is none (no compiler, or it failed). */
+type CReference = { readonly binary: string; readonly cleanup: () => void } | { readonly skipped: string };
+
+/** Compiles the C reference with `cc -O2`; skipped (with the reason) when there is no compiler. */
+function buildCReference(): CReference {
+  const version = spawnSync('cc', ['--version'], { encoding: 'utf8' });
+  if (version.error !== undefined || version.status !== 0) return { skipped: 'no C compiler (`cc`) here' };
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-hold-c-'));
+  const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
+  const source = join(dir, 'hold.c');
+  const binary = join(dir, 'hold');
+  writeFileSync(source, C_HOLD_SOURCE);
+  const compiled = spawnSync('cc', ['-O2', '-o', binary, source, '-lm'], { encoding: 'utf8' });
+  if (compiled.status !== 0) {
+    cleanup();
+    return { skipped: `cc failed: ${compiled.stderr.trim().split('\n')[0] ?? 'no message'}` };
+  }
+  return { binary, cleanup };
+}
+
+/** Runs one repetition of the C reference's hold model; returns million events per second. */
+function holdC(binary: string, pendingEvents: number, events: number): number {
+  const run = spawnSync(
+    binary,
+    [String(pendingEvents), String(events), '1', String(MEAN_DELAY_NS), String(SEED)],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const rate = Number(run.stdout.trim());
+  if (run.status !== 0 || !(rate > 0)) {
+    throw new Error(`C reference hold model failed (exit ${run.status}): the benchmark is broken`);
+  }
+  return rate;
+}
+
 function median(values: readonly number[]): number {
   const sorted = values.toSorted((x, y) => x - y);
   const middle = sorted.length >> 1;
@@ -177,36 +306,52 @@ export async function runEventKernelBench(
   const pendingCounts = options.pendingCounts ?? [1000, 100000];
   const repetitions = options.repetitions ?? 7;
   const eventsPerRepetition = options.eventsPerRepetition ?? 2_000_000;
+  const cReference: CReference =
+    options.measureC === false ? { skipped: 'not asked for' } : buildCReference();
+  cSkipReason = 'skipped' in cReference ? cReference.skipped : undefined;
   const rows: EventKernelBenchRow[] = [];
-  for (const pendingEvents of pendingCounts) {
-    const typed: number[] = [];
-    const objects: number[] = [];
-    for (let rep = 0; rep < repetitions; rep++) {
-      typed.push(holdTypedKernel(pendingEvents, eventsPerRepetition));
-      objects.push(holdObjectHeap(pendingEvents, eventsPerRepetition));
-      // Let the event loop breathe between repetitions (and a caller's progress output through).
-      await new Promise<void>((resolve) => setImmediate(resolve));
+  try {
+    for (const pendingEvents of pendingCounts) {
+      const typed: number[] = [];
+      const objects: number[] = [];
+      const cRates: number[] = [];
+      for (let rep = 0; rep < repetitions; rep++) {
+        typed.push(holdTypedKernel(pendingEvents, eventsPerRepetition));
+        objects.push(holdObjectHeap(pendingEvents, eventsPerRepetition));
+        if ('binary' in cReference) cRates.push(holdC(cReference.binary, pendingEvents, eventsPerRepetition));
+        // Let the event loop breathe between repetitions (and a caller's progress output through).
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const typedMedian = median(typed);
+      const objectMedian = median(objects);
+      const cMedian = cRates.length > 0 ? median(cRates) : undefined;
+      const cQuoted = C_REFERENCE_M_EVENTS_PER_SEC[pendingEvents];
+      const target = TARGET_M_EVENTS_PER_SEC[pendingEvents];
+      rows.push({
+        pendingEvents,
+        typedKernelMEventsPerSec: typedMedian,
+        objectHeapMEventsPerSec: objectMedian,
+        speedupVsObjectHeap: typedMedian / objectMedian,
+        cReferenceMEventsPerSec: cQuoted,
+        ratioVsCReference: cQuoted === undefined ? undefined : typedMedian / cQuoted,
+        targetMEventsPerSec: target,
+        meetsTarget: target === undefined ? undefined : typedMedian >= target,
+        cMeasuredMEventsPerSec: cMedian,
+        ratioVsCMeasured: cMedian === undefined ? undefined : typedMedian / cMedian,
+        typedKernelSamples: typed,
+        objectHeapSamples: objects,
+        cSamples: cRates,
+        eventsPerRepetition,
+      });
     }
-    const typedMedian = median(typed);
-    const objectMedian = median(objects);
-    const cReference = C_REFERENCE_M_EVENTS_PER_SEC[pendingEvents];
-    const target = TARGET_M_EVENTS_PER_SEC[pendingEvents];
-    rows.push({
-      pendingEvents,
-      typedKernelMEventsPerSec: typedMedian,
-      objectHeapMEventsPerSec: objectMedian,
-      speedupVsObjectHeap: typedMedian / objectMedian,
-      cReferenceMEventsPerSec: cReference,
-      ratioVsCReference: cReference === undefined ? undefined : typedMedian / cReference,
-      targetMEventsPerSec: target,
-      meetsTarget: target === undefined ? undefined : typedMedian >= target,
-      typedKernelSamples: typed,
-      objectHeapSamples: objects,
-      eventsPerRepetition,
-    });
+  } finally {
+    if ('cleanup' in cReference) cReference.cleanup();
   }
   return rows;
 }
+
+/** Why the last `runEventKernelBench` measured no C reference (undefined: it did). */
+let cSkipReason: string | undefined;
 
 function formatTable(rows: readonly EventKernelBenchRow[]): string {
   const header = [
@@ -214,6 +359,8 @@ function formatTable(rows: readonly EventKernelBenchRow[]): string {
     'typed kernel (M ev/s)',
     'object heap (M ev/s)',
     'typed/object',
+    'C here (M ev/s)',
+    'typed/C here',
     'C ref* (M ev/s)',
     'typed/C ref*',
     'target',
@@ -224,6 +371,8 @@ function formatTable(rows: readonly EventKernelBenchRow[]): string {
     row.typedKernelMEventsPerSec.toFixed(2),
     row.objectHeapMEventsPerSec.toFixed(2),
     `${row.speedupVsObjectHeap.toFixed(2)}x`,
+    row.cMeasuredMEventsPerSec?.toFixed(2) ?? '-',
+    row.ratioVsCMeasured === undefined ? '-' : `${row.ratioVsCMeasured.toFixed(2)}x`,
     row.cReferenceMEventsPerSec?.toFixed(1) ?? '-',
     row.ratioVsCReference === undefined ? '-' : `${row.ratioVsCReference.toFixed(2)}x`,
     row.targetMEventsPerSec === undefined ? '-' : `≥ ${row.targetMEventsPerSec}`,
@@ -247,6 +396,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   );
   console.log(formatTable(rows));
   console.log(
+    cSkipReason === undefined
+      ? 'C here: the same hold model on a C binary heap of (time, seq) structs, cc -O2, measured in this run ' +
+          '(interleaved with the others).'
+      : `C here: not measured (${cSkipReason}).`,
+  );
+  console.log(
     '* C ref: reference figures for a C binary heap quoted in the issue — not measured in this run.',
   );
   const speeds = rows.flatMap((row) => {
@@ -263,7 +418,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   for (const row of rows) {
     const spread = (samples: readonly number[]): string => samples.map((value) => value.toFixed(2)).join(' ');
     console.log(
-      `N=${row.pendingEvents} samples — typed: ${spread(row.typedKernelSamples)}; object: ${spread(row.objectHeapSamples)}`,
+      `N=${row.pendingEvents} samples — typed: ${spread(row.typedKernelSamples)}; object: ${spread(row.objectHeapSamples)}` +
+        (row.cSamples.length > 0 ? `; C: ${spread(row.cSamples)}` : ''),
     );
   }
 }

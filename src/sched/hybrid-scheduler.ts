@@ -383,7 +383,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     this.#advanceClock(now);
     const execNs = executedNs ?? now - core.busySinceNs;
     core.utilization.accumulate(now - Math.max(core.busySinceNs, this.#windowStartNs));
-    const following = core.next.shift();
+    // Guarded: `shift` is a builtin call even on an empty array, and cores rarely hold a queue.
+    const following = core.next.length === 0 ? undefined : core.next.shift();
     if (following) {
       core.current = following.actor;
       core.currentRequest = following.request;

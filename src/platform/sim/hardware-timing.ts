@@ -54,6 +54,9 @@ interface SizeFigures {
   readonly dispatcherNs: number;
 }
 
+/** Packet sizes (bytes) whose per-size figures sit in a directly indexed table: up to jumbo frames. */
+const DIRECT_SIZE_LIMIT = 16_384;
+
 /** Migration moves state in 2 KB DMA chunks (the largest size the per-core rates were measured at). */
 const MIGRATION_CHUNK_BYTES = 2048;
 
@@ -91,14 +94,14 @@ export function timingFor(
   // the cores in use, plus the dispatcher's.
   const activeCores = nicCores + reserved;
   // The models interpolate published curves; a run uses a handful of sizes, so each size's
-  // figures are computed once (this sits on the simulator's per-packet path).
+  // figures are computed once (this sits on the simulator's per-packet path). Whole sizes below
+  // DIRECT_SIZE_LIMIT are found by indexing an array: a request and its answer differ in size, so
+  // a one-entry "last size" cache missed on every other call and fell through to a Map lookup.
+  const bySize = new Array<SizeFigures | undefined>(DIRECT_SIZE_LIMIT).fill(undefined);
   const perSize = new Map<number, SizeFigures>();
-  // Runs mostly use one packet size: remember the last one asked for before touching the map.
-  let lastBytes = -1;
-  let lastFigures: SizeFigures | undefined;
   const figuresOf = (packetBytes: number): SizeFigures => {
-    if (packetBytes === lastBytes) return lastFigures as SizeFigures;
-    let figures = perSize.get(packetBytes);
+    const direct = (packetBytes | 0) === packetBytes && packetBytes >= 0 && packetBytes < DIRECT_SIZE_LIMIT;
+    let figures = direct ? bySize[packetBytes] : perSize.get(packetBytes);
     if (!figures) {
       const echo = echoPathLatency(nic, packetBytes);
       figures = {
@@ -113,10 +116,9 @@ export function timingFor(
         channelSerialNs: pcieSerializationNs(nic.hostPath.pcie, packetBytes),
         dispatcherNs: reserved === 0 ? 0 : dispatcherPerPacketNs(nic, packetBytes),
       };
-      perSize.set(packetBytes, figures);
+      if (direct) bySize[packetBytes] = figures;
+      else perSize.set(packetBytes, figures);
     }
-    lastBytes = packetBytes;
-    lastFigures = figures;
     return figures;
   };
   return {
