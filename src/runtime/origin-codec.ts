@@ -8,6 +8,12 @@
  *
  * Little-endian. Decoding never throws on hostile bytes: it returns undefined, and the caller
  * counts the frame as malformed.
+ *
+ * This is on the live node's per-request path (every work item and every reply carries a client
+ * origin), so client addresses — IP literals, ASCII — are written and read byte by byte rather than
+ * through TextEncoder/TextDecoder (a native call and a fresh buffer or string each), and the last
+ * address decoded is kept: a node answering one client decodes the same bytes to the same string
+ * over and over. Any non-ASCII address takes the UTF-8 codecs, as before.
  */
 
 import type { Origin } from '../actor/envelope.ts';
@@ -24,6 +30,14 @@ export const MAX_ORIGIN_DEPTH = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** UTF-8 bytes of `text`: its length when ASCII (the usual IP literal), else the encoder's. */
+function utf8Length(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) >= 0x80) return encoder.encode(text).length;
+  }
+  return text.length;
+}
+
 /** Bytes the origin takes. */
 export function originSize(origin: Origin, depth = 0): number {
   if (depth > MAX_ORIGIN_DEPTH) throw new EncodeError(`origin chain deeper than ${MAX_ORIGIN_DEPTH}`);
@@ -31,36 +45,64 @@ export function originSize(origin: Origin, depth = 0): number {
     case 'none':
       return 1;
     case 'client':
-      return 1 + 1 + encoder.encode(origin.endpoint.address).length + 2 + 4;
+      return 1 + 1 + utf8Length(origin.endpoint.address) + 2 + 4;
     case 'actor':
       return 1 + 4 + 4 + originSize(origin.parent, depth + 1);
   }
 }
 
+function writeU32(target: Uint8Array, at: number, value: number): void {
+  target[at] = value & 0xff;
+  target[at + 1] = (value >>> 8) & 0xff;
+  target[at + 2] = (value >>> 16) & 0xff;
+  target[at + 3] = (value >>> 24) & 0xff;
+}
+
+function readU32(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+}
+
+/** Writes `address` as UTF-8 at `at` (length byte before it); returns the offset after it. */
+function writeAddress(address: string, target: Uint8Array, at: number): number {
+  const length = address.length;
+  let ascii = length <= 255;
+  for (let i = 0; ascii && i < length; i++) if (address.charCodeAt(i) >= 0x80) ascii = false;
+  if (ascii) {
+    if (at + 1 + length > target.length) throw new RangeError('origin does not fit its buffer');
+    target[at] = length;
+    for (let i = 0; i < length; i++) target[at + 1 + i] = address.charCodeAt(i);
+    return at + 1 + length;
+  }
+  const bytes = encoder.encode(address);
+  if (bytes.length > 255) throw new EncodeError('client address longer than 255 bytes');
+  target[at] = bytes.length;
+  target.set(bytes, at + 1);
+  return at + 1 + bytes.length;
+}
+
 /** Writes the origin at `offset`; returns the offset after it. */
 export function writeOrigin(origin: Origin, target: Uint8Array, offset: number, depth = 0): number {
   if (depth > MAX_ORIGIN_DEPTH) throw new EncodeError(`origin chain deeper than ${MAX_ORIGIN_DEPTH}`);
-  const view = new DataView(target.buffer, target.byteOffset, target.byteLength);
   switch (origin.kind) {
     case 'none':
-      view.setUint8(offset, NONE);
+      if (offset >= target.length) throw new RangeError('origin does not fit its buffer');
+      target[offset] = NONE;
       return offset + 1;
     case 'client': {
-      const address = encoder.encode(origin.endpoint.address);
-      if (address.length > 255) throw new EncodeError('client address longer than 255 bytes');
-      view.setUint8(offset, CLIENT);
-      view.setUint8(offset + 1, address.length);
-      target.set(address, offset + 2);
-      let at = offset + 2 + address.length;
-      view.setUint16(at, origin.endpoint.port, true);
-      at += 2;
-      view.setUint32(at, origin.requestId >>> 0, true);
-      return at + 4;
+      target[offset] = CLIENT;
+      const at = writeAddress(origin.endpoint.address, target, offset + 1);
+      if (at + 6 > target.length) throw new RangeError('origin does not fit its buffer');
+      const port = origin.endpoint.port;
+      target[at] = port & 0xff;
+      target[at + 1] = (port >>> 8) & 0xff;
+      writeU32(target, at + 2, origin.requestId >>> 0);
+      return at + 6;
     }
     case 'actor':
-      view.setUint8(offset, ACTOR);
-      view.setUint32(offset + 1, origin.actor, true);
-      view.setUint32(offset + 5, origin.requestId >>> 0, true);
+      if (offset + 9 > target.length) throw new RangeError('origin does not fit its buffer');
+      target[offset] = ACTOR;
+      writeU32(target, offset + 1, origin.actor);
+      writeU32(target, offset + 5, origin.requestId >>> 0);
       return writeOrigin(origin.parent, target, offset + 9, depth + 1);
   }
 }
@@ -71,6 +113,37 @@ export function encodeOrigin(origin: Origin): Uint8Array {
   return bytes;
 }
 
+/** The last address `readAddress` decoded, and its bytes (see the module comment). */
+let lastAddress = '';
+const lastAddressBytes = new Uint8Array(255);
+let lastAddressLength = -1;
+
+/** The UTF-8 string in `bytes[start, end)`, or undefined when it is not valid UTF-8. */
+function readAddress(bytes: Uint8Array, start: number, end: number): string | undefined {
+  const length = end - start;
+  if (length === lastAddressLength) {
+    let same = true;
+    for (let i = 0; same && i < length; i++) same = bytes[start + i] === lastAddressBytes[i];
+    if (same) return lastAddress;
+  }
+  let address = '';
+  let ascii = true;
+  for (let i = start; ascii && i < end; i++) if (bytes[i]! >= 0x80) ascii = false;
+  if (ascii) {
+    for (let i = start; i < end; i++) address += String.fromCharCode(bytes[i]!);
+  } else {
+    try {
+      address = decoder.decode(bytes.subarray(start, end));
+    } catch {
+      return undefined;
+    }
+  }
+  lastAddressBytes.set(bytes.subarray(start, end));
+  lastAddressLength = length;
+  lastAddress = address;
+  return address;
+}
+
 /** Reads an origin at `offset`: the origin and the offset after it, or undefined when malformed. */
 export function readOrigin(
   bytes: Uint8Array,
@@ -78,28 +151,23 @@ export function readOrigin(
   depth = 0,
 ): { readonly origin: Origin; readonly next: number } | undefined {
   if (depth > MAX_ORIGIN_DEPTH || offset >= bytes.length) return undefined;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const tag = view.getUint8(offset);
+  const tag = bytes[offset];
   if (tag === NONE) return { origin: NO_ORIGIN, next: offset + 1 };
   if (tag === CLIENT) {
     if (offset + 2 > bytes.length) return undefined;
-    const length = view.getUint8(offset + 1);
+    const length = bytes[offset + 1]!;
     const end = offset + 2 + length;
     if (end + 6 > bytes.length) return undefined;
-    let address: string;
-    try {
-      address = decoder.decode(bytes.subarray(offset + 2, end));
-    } catch {
-      return undefined;
-    }
-    const port = view.getUint16(end, true);
-    const requestId = view.getUint32(end + 2, true);
+    const address = readAddress(bytes, offset + 2, end);
+    if (address === undefined) return undefined;
+    const port = bytes[end]! | (bytes[end + 1]! << 8);
+    const requestId = readU32(bytes, end + 2);
     return { origin: { kind: 'client', endpoint: { address, port }, requestId }, next: end + 6 };
   }
   if (tag === ACTOR) {
     if (offset + 9 > bytes.length) return undefined;
-    const actor = view.getUint32(offset + 1, true) as ActorId;
-    const requestId = view.getUint32(offset + 5, true);
+    const actor = readU32(bytes, offset + 1) as ActorId;
+    const requestId = readU32(bytes, offset + 5);
     const parent = readOrigin(bytes, offset + 9, depth + 1);
     if (!parent) return undefined;
     return { origin: { kind: 'actor', actor, requestId, parent: parent.origin }, next: parent.next };

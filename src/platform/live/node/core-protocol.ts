@@ -12,7 +12,13 @@
  *                     SEND   [1][target u32][origin…][len u32][message, the target's codec]
  *                     REPLY  [2][origin…][len u32][reply, the replying actor's codec]
  *                     TIMER  [3][actor u32][timer id u32][due ns f64]
+ *                     REPLY_WORK [4][len u32][reply]   a REPLY to the origin of the EXEC item
+ *                                                     being answered (the usual `ctx.reply`)
  *            FAILED [2][tag u32][exec ns f64][code len u8][code][message len u16][message]
+ *
+ * REPLY_WORK saves the commonest result from carrying back the origin its work item brought: the
+ * core skips encoding it, the controller skips decoding it, and the controller answers with the
+ * origin object it already holds for that request (its client's cached endpoint key included).
  */
 
 import type { Origin } from '../../../actor/envelope.ts';
@@ -28,6 +34,7 @@ export const RESULT_FAILED = 2;
 export const OUT_SEND = 1;
 export const OUT_REPLY = 2;
 export const OUT_TIMER = 3;
+export const OUT_REPLY_WORK = 4;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -115,24 +122,37 @@ export class FrameBuilder {
   }
 }
 
-/** A cursor over received bytes; every read is bounds-checked (a short frame reads as `ok = false`). */
+/** Reads doubles without a DataView per frame (the rings already require a little-endian host). */
+const f64Scratch = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64Scratch.buffer);
+
+/**
+ * A cursor over received bytes; every read is bounds-checked (a short frame reads as `ok = false`).
+ * It reads a window of a larger buffer in place (`resetWindow`: a ring record where it lies), so
+ * delivering a result allocates no view.
+ */
 export class FrameReader {
   #bytes: Uint8Array = new Uint8Array(0);
-  #view: DataView = new DataView(new ArrayBuffer(0));
+  #end = 0;
   offset = 0;
   ok = true;
 
   reset(bytes: Uint8Array): this {
+    return this.resetWindow(bytes, 0, bytes.length);
+  }
+
+  /** Reads `bytes[start, end)`; `offset` counts from the start of `bytes`. */
+  resetWindow(bytes: Uint8Array, start: number, end: number): this {
     this.#bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.offset = 0;
+    this.#end = end;
+    this.offset = start;
     this.ok = true;
     return this;
   }
 
   #take(size: number): number {
     const at = this.offset;
-    if (at + size > this.#bytes.length) {
+    if (at + size > this.#end) {
       this.ok = false;
       return -1;
     }
@@ -140,29 +160,47 @@ export class FrameReader {
     return at;
   }
 
+  /** The next byte without consuming it, or -1 at the end. */
+  peekU8(): number {
+    return this.offset < this.#end ? (this.#bytes[this.offset] as number) : -1;
+  }
+
   u8(): number {
     const at = this.#take(1);
-    return at < 0 ? 0 : this.#view.getUint8(at);
+    return at < 0 ? 0 : (this.#bytes[at] as number);
   }
 
   u16(): number {
     const at = this.#take(2);
-    return at < 0 ? 0 : this.#view.getUint16(at, true);
+    if (at < 0) return 0;
+    const bytes = this.#bytes;
+    return (bytes[at] as number) | ((bytes[at + 1] as number) << 8);
   }
 
   u32(): number {
     const at = this.#take(4);
-    return at < 0 ? 0 : this.#view.getUint32(at, true);
+    if (at < 0) return 0;
+    const bytes = this.#bytes;
+    return (
+      ((bytes[at] as number) |
+        ((bytes[at + 1] as number) << 8) |
+        ((bytes[at + 2] as number) << 16) |
+        ((bytes[at + 3] as number) << 24)) >>>
+      0
+    );
   }
 
   f64(): number {
     const at = this.#take(8);
-    return at < 0 ? 0 : this.#view.getFloat64(at, true);
+    if (at < 0) return 0;
+    const bytes = this.#bytes;
+    for (let i = 0; i < 8; i++) f64Bytes[i] = bytes[at + i] as number;
+    return f64Scratch[0] as number;
   }
 
   origin(): Origin {
     const read = readOrigin(this.#bytes, this.offset);
-    if (!read) {
+    if (!read || read.next > this.#end) {
       this.ok = false;
       return { kind: 'none' };
     }
@@ -190,8 +228,15 @@ export type CoreOutput =
   | { readonly kind: 'reply'; readonly origin: Origin; readonly message: Uint8Array }
   | { readonly kind: 'timer'; readonly actor: ActorId; readonly timerId: number; readonly dueAtNs: number };
 
-/** Decodes a DONE result's outputs (copies the message bytes: the ring slot is released after). */
-export function readOutputs(reader: FrameReader, count: number): CoreOutput[] | undefined {
+/**
+ * Decodes a DONE result's outputs (copies the message bytes: the ring slot is released after).
+ * `workOrigin`: the origin of the EXEC item the result answers (what REPLY_WORK replies to).
+ */
+export function readOutputs(
+  reader: FrameReader,
+  count: number,
+  workOrigin: Origin,
+): CoreOutput[] | undefined {
   const outputs: CoreOutput[] = [];
   for (let i = 0; i < count; i++) {
     const kind = reader.u8();
@@ -202,6 +247,8 @@ export function readOutputs(reader: FrameReader, count: number): CoreOutput[] | 
     } else if (kind === OUT_REPLY) {
       const origin = reader.origin();
       outputs.push({ kind: 'reply', origin, message: reader.bytesField().slice() });
+    } else if (kind === OUT_REPLY_WORK) {
+      outputs.push({ kind: 'reply', origin: workOrigin, message: reader.bytesField().slice() });
     } else if (kind === OUT_TIMER) {
       outputs.push({
         kind: 'timer',

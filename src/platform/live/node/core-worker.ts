@@ -10,6 +10,7 @@
  * costs nothing; a runaway handler is stopped by the controller terminating this thread.
  */
 
+import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { refOf } from '../../../actor/actor-ref.ts';
 import type { MessageCodec } from '../../../actor/codec.ts';
@@ -28,6 +29,7 @@ import {
   FrameBuilder,
   FrameReader,
   OUT_REPLY,
+  OUT_REPLY_WORK,
   OUT_SEND,
   OUT_TIMER,
   RESULT_DONE,
@@ -67,6 +69,8 @@ parentPort?.postMessage('ready');
 const out = new FrameBuilder();
 let outputs = 0;
 let outputsAt = 0;
+/** The origin of the EXEC item being run (REPLY_WORK answers it); undefined outside one. */
+let workOrigin: Origin | undefined;
 
 const log: ActorLogger = {
   debug() {},
@@ -97,8 +101,13 @@ const ports: ActorPorts = {
     outputs++;
   },
   replyToClient(_from, origin: ClientOrigin, message, codec) {
-    out.u8(OUT_REPLY);
-    out.origin(origin);
+    // Answering the request being run (the object it was decoded into, not just an equal one):
+    // the controller holds that origin already, so it does not travel back (see core-protocol.ts).
+    if (origin === workOrigin) out.u8(OUT_REPLY_WORK);
+    else {
+      out.u8(OUT_REPLY);
+      out.origin(origin);
+    }
     encodeFor(codec, message);
     outputs++;
   },
@@ -170,8 +179,9 @@ function publish(frame: Uint8Array): void {
 
 const reader = new FrameReader();
 
-function handle(item: Uint8Array): boolean {
-  reader.reset(item);
+/** Runs the work item at `work.bytes[start, end)` (read where it lies in the ring). */
+function handle(start: number, end: number): boolean {
+  reader.resetWindow(work.bytes, start, end);
   const kind = reader.u8();
   if (kind === WORK_STOP) return false;
   if (kind === WORK_FORGET) {
@@ -191,6 +201,7 @@ function handle(item: Uint8Array): boolean {
       const payload = reader.bytesField();
       if (!reader.ok) throw new IpipeError('IPIPE_ERR_CODEC_DECODE', 'malformed work item');
       const message = instance.definition.messages.decode(payload);
+      workOrigin = origin;
       instance.exec(message, origin);
     } else if (kind === WORK_TIMER) {
       instance.fireTimer(reader.u32() as TimerId);
@@ -198,6 +209,8 @@ function handle(item: Uint8Array): boolean {
     finishResult((performance.now() - started) * 1e6);
   } catch (error) {
     failResult(tag, (performance.now() - started) * 1e6, error);
+  } finally {
+    workOrigin = undefined;
   }
   return true;
 }
@@ -213,7 +226,7 @@ for (;;) {
     work.consume();
     continue;
   }
-  const keepGoing = handle(work.bytes.subarray(work.peekOffset, work.peekOffset + length));
+  const keepGoing = handle(work.peekOffset, work.peekOffset + length);
   work.consume();
   // Publish results promptly when the queue is short; batch them while it is long.
   if (!work.hasData()) results.flush();

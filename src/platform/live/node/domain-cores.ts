@@ -10,12 +10,14 @@
  */
 
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
 import type { CatalogEntry } from './actor-catalog.ts';
 import { FrameBuilder, FrameReader, WORK_FORGET, WORK_STOP } from './core-protocol.ts';
 import type { CoreWorkerData } from './core-worker.ts';
+import type { LiveRequest } from './live-request.ts';
 
 export interface DomainCoresOptions {
   readonly domain: 'nic' | 'host';
@@ -43,6 +45,18 @@ export interface DomainCoresOptions {
   readonly onWatchdog: (core: number, tag: number, busyMs: number) => void;
   /** A replacement core is ready to take work. */
   readonly onCoreReady?: (core: number) => void;
+}
+
+/** One core's rings as `DomainCores.ringStats` reports them. */
+export interface CoreRingStats {
+  readonly core: number;
+  readonly workBytes: number;
+  readonly resultBytes: number;
+  readonly workItems: number;
+  readonly workFlushes: number;
+  readonly workDoorbells: number;
+  readonly results: number;
+  readonly resultSleeps: number;
 }
 
 interface CoreSlot {
@@ -90,7 +104,6 @@ export class DomainCores {
   readonly #reader = new FrameReader();
   readonly #control = new FrameBuilder();
   #watchdogTimer: NodeJS.Timeout | undefined;
-  #stopping = false;
   #counted = false;
   /** Cores replaced after a watchdog expiry. */
   replacedCores = 0;
@@ -125,10 +138,10 @@ export class DomainCores {
     return slot?.ready === true && slot.tags.length === 0;
   }
 
-  /** How long `core`'s current request has run (ms; 0 when idle). */
-  headRunningMs(core: number): number {
+  /** How long `core`'s current request has run (ms; 0 when idle), at `nowMs` (performance.now()). */
+  headRunningMs(core: number, nowMs = performance.now()): number {
     const slot = this.#slots[core];
-    return slot && slot.tags.length > 0 ? performance.now() - slot.busySinceMs : 0;
+    return slot && slot.tags.length > 0 ? nowMs - slot.busySinceMs : 0;
   }
 
   /** True when `core` takes work (it is not being replaced); it may still be running some. */
@@ -137,13 +150,25 @@ export class DomainCores {
   }
 
   /**
-   * Hands `frame` (a work item for tag `tag`) to `core`, behind whatever it already holds. False
-   * when its ring is full (the caller keeps the request queued): back-pressure, never a drop.
+   * Hands `request` (as work of tag `tag`) to `core`, behind whatever it already holds: its work
+   * item is written straight into the core's ring, with no staging copy. False when the core
+   * cannot take it now (it is being replaced, or its ring is full: the caller keeps the request
+   * queued) — back-pressure, never a drop. `nowMs`: a performance.now() reading the caller just
+   * took, if it has one.
    */
-  send(core: number, tag: number, frame: Uint8Array): boolean {
+  sendRequest(core: number, tag: number, request: LiveRequest, nowMs?: number): boolean {
     const slot = this.#slots[core];
-    if (!slot?.ready || !slot.work.tryWrite(frame)) return false;
-    if (slot.tags.push(tag) === 1) slot.busySinceMs = performance.now();
+    if (!slot?.ready) return false;
+    const at = slot.work.tryReserve(request.workSize());
+    if (at < 0) return false;
+    request.writeWork(slot.work.bytes, at);
+    slot.work.commit();
+    this.#handedOver(slot, tag, nowMs);
+    return true;
+  }
+
+  #handedOver(slot: CoreSlot, tag: number, nowMs: number | undefined): void {
+    if (slot.tags.push(tag) === 1) slot.busySinceMs = nowMs ?? performance.now();
     // Publish once per event-loop turn, not per request: the datagrams of one poll phase then
     // reach a sleeping core with one doorbell (a futex wake, the costliest step of a hand-off).
     if (!slot.flushPending) {
@@ -151,7 +176,6 @@ export class DomainCores {
       this.#unflushed.push(slot);
       if (this.#flushScheduled === undefined) this.#flushScheduled = setImmediate(this.#flushAll);
     }
-    return true;
   }
 
   readonly #unflushed: CoreSlot[] = [];
@@ -166,11 +190,11 @@ export class DomainCores {
   };
 
   /** The head request of `core` is done (its result arrived); the next one, if any, starts. */
-  release(core: number): void {
+  release(core: number, nowMs = performance.now()): void {
     const slot = this.#slots[core];
     if (!slot) return;
     slot.tags.shift();
-    slot.busySinceMs = performance.now();
+    slot.busySinceMs = nowMs;
   }
 
   /** Tells every core to drop its cached instance of `actor` (it moved, or its heap was replaced). */
@@ -185,16 +209,30 @@ export class DomainCores {
     }
   }
 
-  ringStats(): { readonly core: number; readonly workBytes: number; readonly resultBytes: number }[] {
-    return this.#slots.map((slot, core) => ({
-      core,
-      workBytes: slot.work.stats().occupancyBytes,
-      resultBytes: slot.results.stats().occupancyBytes,
-    }));
+  /**
+   * Each core's rings: bytes waiting, and how often a hand-off cost a wake-up — work items handed
+   * over, work flushes, doorbells rung to wake the core, results taken and times the controller
+   * slept waiting for them (each such sleep ended with a doorbell from the core). Counts are of
+   * the current thread of each core (a replaced core starts again from zero).
+   */
+  ringStats(): CoreRingStats[] {
+    return this.#slots.map((slot, core) => {
+      const work = slot.work.stats();
+      const results = slot.results.stats();
+      return {
+        core,
+        workBytes: work.occupancyBytes,
+        resultBytes: results.occupancyBytes,
+        workItems: work.sent,
+        workFlushes: work.flushes,
+        workDoorbells: work.doorbells,
+        results: results.received,
+        resultSleeps: results.sleeps,
+      };
+    });
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
     if (this.#counted) coreThreadsInProcess -= this.#options.cores;
     this.#counted = false;
     if (this.#watchdogTimer) clearInterval(this.#watchdogTimer);
@@ -271,8 +309,10 @@ export class DomainCores {
         length = slot.results.peek();
       }
       if (length === RING_EMPTY) {
-        const waited = await slot.results.waitForDataAsync(1_000);
-        if (waited === 'closed' || (this.#stopping && waited === 'timed-out')) return;
+        // No timeout: a timed wait costs a timer and a promise race per sleep, and nothing needs
+        // one — stopping or replacing the core closes the ring, which wakes this wait ('closed').
+        const waited = await slot.results.waitForDataAsync();
+        if (waited === 'closed') return;
         continue;
       }
       if (length === RING_CORRUPT) {
@@ -285,7 +325,8 @@ export class DomainCores {
 
   #deliver(core: number, slot: CoreSlot, length: number): void {
     const reader = this.#reader;
-    reader.reset(slot.results.bytes.subarray(slot.results.peekOffset, slot.results.peekOffset + length));
+    const at = slot.results.peekOffset;
+    reader.resetWindow(slot.results.bytes, at, at + length);
     try {
       this.#options.onResult(core, reader);
     } finally {

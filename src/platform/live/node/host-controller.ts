@@ -27,7 +27,6 @@ import {
 import { wallNs } from './clock.ts';
 import {
   type CoreOutput,
-  FrameBuilder,
   type FrameReader,
   RESULT_DONE,
   RESULT_FAILED,
@@ -64,7 +63,6 @@ export class HostController {
   readonly #leaving = new Set<ActorId>();
   readonly #stopped = new Set<ActorId>();
   readonly #assembling = new Map<ActorId, ImageAssembler>();
-  readonly #work = new FrameBuilder();
   readonly executed = new Map<ActorId, number>();
   /** Messages the host refused, by reason (merged into the node's drop counters). */
   readonly drops = new Map<string, number>();
@@ -202,7 +200,7 @@ export class HostController {
         continue;
       }
       held.push(request);
-      if (!this.#cores.send(core, core, request.workFrame(this.#work))) {
+      if (!this.#cores.sendRequest(core, core, request)) {
         // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
         throw new Error(`host core ${core}: work ring full with ${held.length} requests held`);
       }
@@ -221,7 +219,7 @@ export class HostController {
     if (kind === RESULT_FAILED) {
       this.#refuse(request.origin, request.actor, reader.text(1), reader.text(2));
     } else if (kind === RESULT_DONE) {
-      const outputs = readOutputs(reader, reader.u16());
+      const outputs = readOutputs(reader, reader.u16(), request.origin);
       for (const output of outputs ?? []) this.#route(output, request.actor);
     }
     if (this.#leaving.has(request.actor)) this.#maybeSendImage(request.actor);

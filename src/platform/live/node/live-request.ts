@@ -3,12 +3,30 @@
  * core needs to run it. Shared by both domain controllers.
  */
 
-import type { Origin } from '../../../actor/envelope.ts';
+import type { NetworkEndpoint, Origin } from '../../../actor/envelope.ts';
 import type { ActorId } from '../../../ids.ts';
+import { originSize, writeOrigin } from '../../../runtime/origin-codec.ts';
 import type { SchedRequest } from '../../../sched/types.ts';
 import { HEADER_BYTES } from '../net/wire.ts';
 import { wallNs } from './clock.ts';
-import { type FrameBuilder, WORK_EXEC, WORK_TIMER } from './core-protocol.ts';
+import { WORK_EXEC, WORK_TIMER } from './core-protocol.ts';
+
+function writeU32(bytes: Uint8Array, at: number, value: number): void {
+  bytes[at] = value & 0xff;
+  bytes[at + 1] = (value >>> 8) & 0xff;
+  bytes[at + 2] = (value >>> 16) & 0xff;
+  bytes[at + 3] = (value >>> 24) & 0xff;
+}
+
+/**
+ * A client as the NIC knows it: the endpoint its datagrams come from (shared by the origins of all
+ * its requests) and that endpoint's `address:port` key, built once rather than per request.
+ */
+export interface LiveClient {
+  readonly clientId: number;
+  readonly endpoint: NetworkEndpoint;
+  readonly key: string;
+}
 
 export class LiveRequest implements SchedRequest {
   actor: ActorId;
@@ -18,34 +36,53 @@ export class LiveRequest implements SchedRequest {
   readonly payload: Uint8Array;
   /** Non-zero for a timer delivery. */
   readonly timerId: number;
-  /** Dedup key of the client request it came from ('' for internal messages). */
-  readonly dedupKey: string;
+  /** The client whose datagram it came from (undefined for internal messages). */
+  readonly client: LiveClient | undefined;
 
-  constructor(actor: ActorId, origin: Origin, payload: Uint8Array, timerId: number, dedupKey = '') {
+  constructor(
+    actor: ActorId,
+    origin: Origin,
+    payload: Uint8Array,
+    timerId: number,
+    client: LiveClient | undefined = undefined,
+    arrivalNs = wallNs(),
+  ) {
     this.actor = actor;
     this.sizeBytes = HEADER_BYTES + payload.length;
-    this.arrivalNs = wallNs();
+    this.arrivalNs = arrivalNs;
     this.origin = origin;
     this.payload = payload;
     this.timerId = timerId;
-    this.dedupKey = dedupKey;
+    this.client = client;
   }
 
-  /** The work item a core runs for this request. */
-  workFrame(frame: FrameBuilder): Uint8Array {
-    frame.reset();
+  /** Bytes of the work item a core runs for this request (see `writeWork`). */
+  workSize(): number {
+    return this.timerId !== 0 ? 13 : 9 + originSize(this.origin) + 4 + this.payload.length;
+  }
+
+  /**
+   * Writes the work item (`workSize()` bytes) at `offset` of `bytes` — straight into a core's
+   * ring, with no staging copy. Returns the offset after it.
+   */
+  writeWork(bytes: Uint8Array, offset: number): number {
+    let at = offset;
+    bytes[at] = this.timerId !== 0 ? WORK_TIMER : WORK_EXEC;
+    writeU32(bytes, at + 1, 0);
+    writeU32(bytes, at + 5, this.actor);
+    at += 9;
     if (this.timerId !== 0) {
-      frame.u8(WORK_TIMER);
-      frame.u32(0);
-      frame.u32(this.actor);
-      frame.u32(this.timerId);
-    } else {
-      frame.u8(WORK_EXEC);
-      frame.u32(0);
-      frame.u32(this.actor);
-      frame.origin(this.origin);
-      frame.bytesField(this.payload);
+      writeU32(bytes, at, this.timerId);
+      return at + 4;
     }
-    return frame.frame;
+    at = writeOrigin(this.origin, bytes, at);
+    const payload = this.payload;
+    writeU32(bytes, at, payload.length);
+    at += 4;
+    if (payload.length <= 64) {
+      // A loop beats set() for short payloads (no builtin call).
+      for (let i = 0; i < payload.length; i++) bytes[at + i] = payload[i] as number;
+    } else bytes.set(payload, at);
+    return at + payload.length;
   }
 }

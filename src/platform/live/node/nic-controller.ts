@@ -15,6 +15,7 @@
  */
 
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { performance } from 'node:perf_hooks';
 import { ActorTable } from '../../../actor/actor-table.ts';
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
@@ -48,17 +49,18 @@ import {
   LINK_REQUEST,
   LINK_STOP,
 } from './channel-link.ts';
-import { wallNs } from './clock.ts';
+import { wallNs, wallNsAt } from './clock.ts';
 import {
   type CoreOutput,
-  FrameBuilder,
   type FrameReader,
+  OUT_REPLY_WORK,
   RESULT_DONE,
   RESULT_FAILED,
   readOutputs,
 } from './core-protocol.ts';
 import { DomainCores } from './domain-cores.ts';
-import { LiveRequest } from './live-request.ts';
+import { type LiveClient, LiveRequest } from './live-request.ts';
+import { NOT_FOUND, RequestDedup } from './request-dedup.ts';
 
 export interface NicControllerOptions {
   readonly catalog: readonly CatalogEntry[];
@@ -130,6 +132,18 @@ interface MigrationState {
 
 const DEDUP_ENTRIES = 65_536;
 
+/**
+ * Reply frames are cut from slabs of this size rather than allocated one by one: a small
+ * ArrayBuffer costs a malloc, a free and the GC's array-buffer sweeping, per reply. A slab lives
+ * while any frame cut from it is referenced (the dedup cache holds recent replies; eviction is in
+ * arrival order, so slabs are released in order too).
+ */
+const REPLY_SLAB_BYTES = 64 * 1024;
+
+/** Period of the management checks' timer while the management core idles, and while it is busy (ms). */
+const MANAGE_IDLE_MS = 1;
+const MANAGE_BUSY_MS = 10;
+
 /** A core whose current request has run this long gets no more work queued behind it (ms). */
 const PIPELINE_STALE_MS = 1;
 
@@ -165,20 +179,26 @@ export class NicController {
   readonly #held: LiveRequest[][] = [];
   readonly #skipped: Uint8Array;
   readonly #clientIds = new Map<string, number>();
-  /** Client endpoints by client id, to relay answers another node sends back for them. */
-  readonly #clientEndpoints = new Map<number, PeerEndpoint>();
+  /**
+   * Each client id's endpoint (its latest), to relay answers another node sends back for them,
+   * with that endpoint's key built once: the per-request path looks it up by number.
+   */
+  readonly #clients = new Map<number, LiveClient>();
   /** Clients of other nodes that this node answers: the entry node to relay the answer through. */
   readonly #relayVia = new Map<string, PeerEndpoint>();
   readonly #peerKeys: ReadonlySet<string>;
   /** Clients that talk to this node itself (answered directly, never relayed). */
   readonly #ownClients = new Set<string>();
-  readonly #dedup = new Map<string, Uint8Array | null>();
-  readonly #arrivals = new Map<string, number>();
+  readonly #dedup = new RequestDedup(DEDUP_ENTRIES);
+  #replySlab = new Uint8Array(REPLY_SLAB_BYTES);
+  #replySlabUsed = 0;
   readonly #migrating = new Map<ActorId, MigrationState>();
-  readonly #work = new FrameBuilder();
   readonly #frame = new FrameView();
   #socket: Socket | undefined;
   #manageTimer: NodeJS.Timeout | undefined;
+  #manageStopped = false;
+  /** Requests the management core completed since the last management tick. */
+  #managementCompletions = 0;
   #stopping = false;
 
   private constructor(options: NicControllerOptions, link: ChannelLink) {
@@ -257,7 +277,7 @@ export class NicController {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    if (this.#manageTimer) clearInterval(this.#manageTimer);
+    this.#stopManage();
     await this.#cores.stop();
     await new Promise<void>((resolve) => {
       if (this.#socket) this.#socket.close(() => resolve());
@@ -311,11 +331,7 @@ export class NicController {
     await this.#cores.start();
     this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
     for (const [actor, outputs] of initOutputs) for (const output of outputs) this.#route(output, actor);
-    this.#manageTimer = setInterval(() => {
-      this.#apply(this.scheduler.manage(wallNs()));
-      this.#pump();
-    }, 1);
-    this.#manageTimer.unref();
+    this.#armManage(MANAGE_IDLE_MS);
     const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
     this.#socket = socket;
     socket.on('message', (message, remote) => this.#onDatagram(message, remote));
@@ -330,7 +346,7 @@ export class NicController {
       });
     } catch (error) {
       // The port is taken (or the address is not ours): stop the cores we started before failing.
-      clearInterval(this.#manageTimer);
+      this.#stopManage();
       this.#socket = undefined;
       socket.close();
       await this.#cores.stop();
@@ -342,6 +358,35 @@ export class NicController {
     }
   }
 
+  // ── the management core's checks ─────────────────────────────────────────────────────────────
+
+  /**
+   * The management checks (Algorithm 1's `core_id == 0` branch) run after every request the
+   * management core completes (HybridScheduler.complete); this tick runs them when it idles. While
+   * it is busy the tick has nothing to do but notice when it stops, so it comes less often: a timer
+   * firing every millisecond cost ~3% of the node's CPU under load (timer processing, not checks).
+   */
+  readonly #manageTick = (): void => {
+    if (this.#manageStopped) return;
+    const busy = this.#managementCompletions > 0;
+    this.#managementCompletions = 0;
+    if (!busy) {
+      this.#apply(this.scheduler.manage(wallNs()));
+      this.#pump();
+    }
+    this.#armManage(busy ? MANAGE_BUSY_MS : MANAGE_IDLE_MS);
+  };
+
+  #armManage(delayMs: number): void {
+    this.#manageTimer = setTimeout(this.#manageTick, delayMs);
+    this.#manageTimer.unref();
+  }
+
+  #stopManage(): void {
+    this.#manageStopped = true;
+    if (this.#manageTimer) clearTimeout(this.#manageTimer);
+  }
+
   // ── the wire ─────────────────────────────────────────────────────────────────────────────────
 
   #drop(reason: string): void {
@@ -349,6 +394,8 @@ export class NicController {
   }
 
   #onDatagram(message: Buffer, remote: RemoteInfo): void {
+    // node:dgram hands each datagram over in a buffer of its own, so the request's payload can
+    // stay where it arrived (a view, no copy).
     const bytes = new Uint8Array(message.buffer, message.byteOffset, message.byteLength);
     const frame = this.#frame;
     const refused = readFrameInto(bytes, frame, this.#options.maxFrameBytes);
@@ -367,19 +414,13 @@ export class NicController {
     }
     this.requests++;
     const target = frame.targetActorId as ActorId;
-    this.#clientIds.set(`${remote.address}:${remote.port}`, frame.clientId);
-    this.#clientEndpoints.set(frame.clientId, { address: remote.address, port: remote.port });
-    this.#ownClients.add(endpointKey(remote));
-    const origin: ClientOrigin = {
-      kind: 'client',
-      endpoint: { address: remote.address, port: remote.port },
-      requestId: frame.requestId,
-    };
+    const client = this.#clientAt(frame.clientId, remote);
+    const origin: ClientOrigin = { kind: 'client', endpoint: client.endpoint, requestId: frame.requestId };
     // A retransmission of a request we already have: answer from the cache, never run it twice.
-    const dedupKey = `${frame.clientId}/${frame.requestId}`;
-    if (this.#dedup.has(dedupKey)) {
+    const seen = this.#dedup.find(frame.clientId, frame.requestId);
+    if (seen !== NOT_FOUND) {
       this.duplicates++;
-      const cached = this.#dedup.get(dedupKey);
+      const cached = this.#dedup.reply(seen);
       if (cached) this.#socket?.send(cached, remote.port, remote.address);
       return;
     }
@@ -397,12 +438,33 @@ export class NicController {
       this.#errorToClient(origin, target, 'IPIPE_ERR_NODE_OVERLOADED', 'the NIC queue is full; retry later');
       return;
     }
-    this.#remember(dedupKey, null);
-    const payload = bytes.slice(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
-    const request = new LiveRequest(target, origin, payload, 0, dedupKey);
-    this.#arrivals.set(dedupKey, performance.now());
+    const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    const nowMs = performance.now();
+    const request = new LiveRequest(target, origin, payload, 0, client, wallNsAt(nowMs));
+    this.#dedup.add(frame.clientId, frame.requestId, request.arrivalNs);
     this.scheduler.arrive(request, request.arrivalNs);
-    this.#pump();
+    this.#pump(nowMs);
+  }
+
+  /**
+   * The client `clientId` talking from `remote`: its record, made anew (and the endpoint tables
+   * updated) only when the id is new or has moved to another endpoint.
+   */
+  #clientAt(clientId: number, remote: RemoteInfo): LiveClient {
+    let client = this.#clients.get(clientId);
+    if (
+      client === undefined ||
+      client.endpoint.port !== remote.port ||
+      client.endpoint.address !== remote.address
+    ) {
+      const endpoint = { address: remote.address, port: remote.port };
+      client = { clientId, endpoint, key: endpointKey(endpoint) };
+      this.#clients.set(clientId, client);
+      this.#ownClients.add(client.key);
+    }
+    // The endpoint's latest client id (a client restarted on the same port gets a new one).
+    if (this.#clientIds.get(client.key) !== clientId) this.#clientIds.set(client.key, clientId);
+    return client;
   }
 
   // ── other nodes of the cluster ───────────────────────────────────────────────────────────────
@@ -477,41 +539,55 @@ export class NicController {
 
   /** Another node answered one of this node's clients: pass the sealed frame on unchanged. */
   #relayToClient(bytes: Uint8Array, frame: FrameView): void {
-    const endpoint = this.#clientEndpoints.get(frame.clientId);
+    const endpoint = this.#clients.get(frame.clientId)?.endpoint;
     if (endpoint === undefined) {
       this.#drop('relay-unknown-client');
       return;
     }
     const copy = bytes.slice();
-    const key = `${frame.clientId}/${frame.requestId}`;
-    if (this.#dedup.has(key)) this.#dedup.set(key, copy);
-    const arrived = this.#arrivals.get(key);
-    if (arrived !== undefined) {
-      this.#arrivals.delete(key);
-      this.onReplyLatency?.(frame.targetActorId as ActorId, (performance.now() - arrived) / 1000);
-    }
+    this.#answered(frame.clientId, frame.requestId, copy, frame.targetActorId as ActorId);
     if (frame.kind === 'reply') this.replies++;
     else this.errorReplies++;
     this.relayedReplies++;
     this.#socket?.send(copy, endpoint.port, endpoint.address);
   }
 
-  #remember(key: string, reply: Uint8Array | null): void {
-    this.#dedup.set(key, reply);
-    if (this.#dedup.size > DEDUP_ENTRIES) {
-      const oldest = this.#dedup.keys().next().value;
-      if (oldest !== undefined) this.#dedup.delete(oldest);
-    }
+  /** A request's answer left: cache it against retransmissions; count its latency (once). */
+  #answered(clientId: number, requestId: number, frame: Uint8Array, actor: ActorId): void {
+    const entry = this.#dedup.find(clientId, requestId);
+    if (entry === NOT_FOUND) return;
+    this.#dedup.setReply(entry, frame);
+    const arrivalNs = this.#dedup.takeArrivalNs(entry);
+    if (arrivalNs >= 0) this.onReplyLatency?.(actor, (wallNs() - arrivalNs) / 1e9);
   }
 
+  /** `size` bytes for a reply frame that stays valid for as long as it is referenced. */
+  #replyFrame(size: number): Uint8Array {
+    if (size > REPLY_SLAB_BYTES >> 3) return new Uint8Array(size);
+    if (this.#replySlabUsed + size > REPLY_SLAB_BYTES) {
+      this.#replySlab = new Uint8Array(REPLY_SLAB_BYTES);
+      this.#replySlabUsed = 0;
+    }
+    const at = this.#replySlabUsed;
+    this.#replySlabUsed = (at + size + 7) & ~7;
+    return this.#replySlab.subarray(at, at + size);
+  }
+
+  /**
+   * Answers a client. `client`: the record of the client whose request this answers, when the
+   * caller has it (its endpoint key is then not rebuilt); any other origin is looked up by key.
+   */
   #replyToClient(
     origin: ClientOrigin,
     actor: ActorId,
     reply: Uint8Array,
     kind: 'reply' | 'error' = 'reply',
+    client?: LiveClient,
   ): void {
-    const clientId = this.#clientIds.get(`${origin.endpoint.address}:${origin.endpoint.port}`) ?? 0;
-    const frame = new Uint8Array(HEADER_BYTES + reply.length);
+    const key =
+      client !== undefined && client.endpoint === origin.endpoint ? client.key : endpointKey(origin.endpoint);
+    const clientId = this.#clientIds.get(key) ?? 0;
+    const frame = this.#replyFrame(HEADER_BYTES + reply.length);
     encodeFrame(
       frame,
       { kind, targetActorId: actor, requestId: origin.requestId, clientId },
@@ -521,14 +597,8 @@ export class NicController {
     );
     if (kind === 'reply') this.replies++;
     else this.errorReplies++;
-    const key = `${clientId}/${origin.requestId}`;
-    if (this.#dedup.has(key)) this.#dedup.set(key, frame);
-    const arrived = this.#arrivals.get(key);
-    if (arrived !== undefined) {
-      this.#arrivals.delete(key);
-      this.onReplyLatency?.(actor, (performance.now() - arrived) / 1000);
-    }
-    const via = this.#relayVia.get(endpointKey(origin.endpoint));
+    this.#answered(clientId, origin.requestId, frame, actor);
+    const via = this.#relayVia.get(key);
     if (via !== undefined) this.#socket?.send(frame, via.port, via.address);
     else this.#socket?.send(frame, origin.endpoint.port, origin.endpoint.address);
   }
@@ -548,8 +618,11 @@ export class NicController {
    * core is given a second request, and no request is queued behind one that has already run
    * longer than PIPELINE_STALE_MS (a long or runaway handler must not hold others back).
    */
-  #pump(): void {
-    const now = wallNs();
+  #pump(nowMs?: number): void {
+    if (!this.scheduler.hasQueuedWork()) return;
+    // `nowMs`: a clock reading the caller just took (nothing has reached the scheduler since).
+    const monotonicMs = nowMs ?? performance.now();
+    const now = wallNsAt(monotonicMs);
     const cores = this.#held.length;
     const skipped = this.#skipped; // cores with nothing to take this round (a DRR core without DRR work)
     skipped.fill(0);
@@ -560,7 +633,7 @@ export class NicController {
       for (let c = 0; c < cores; c++) {
         if (skipped[c] === 1 || !this.#cores.isReady(c) || !this.scheduler.coreHasRoom(c)) continue;
         const held = (this.#held[c] as LiveRequest[]).length;
-        if (held > 0 && this.#cores.headRunningMs(c) > PIPELINE_STALE_MS) continue;
+        if (held > 0 && this.#cores.headRunningMs(c, monotonicMs) > PIPELINE_STALE_MS) continue;
         if (held < fewest) {
           fewest = held;
           core = c;
@@ -577,7 +650,7 @@ export class NicController {
       }
       if (work.kind === 'exec') {
         (this.#held[core] as LiveRequest[]).push(work.request);
-        if (!this.#cores.send(core, core, work.request.workFrame(this.#work))) {
+        if (!this.#cores.sendRequest(core, core, work.request, monotonicMs)) {
           // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
           throw new Error(`NIC core ${core}: work ring full with ${fewest + 1} requests held`);
         }
@@ -602,29 +675,45 @@ export class NicController {
 
   #result(core: number, reader: FrameReader): void {
     const request = (this.#held[core] as LiveRequest[]).shift();
-    this.#cores.release(core);
+    const nowMs = performance.now();
+    this.#cores.release(core, nowMs);
     if (!request) return;
     const kind = reader.u8();
     reader.u32();
     const execNs = reader.f64();
     this.handlerNs.nic += execNs;
-    this.#apply(this.scheduler.complete(core, wallNs(), execNs));
+    if (core === this.scheduler.settings.managementCoreId) this.#managementCompletions++;
+    this.#apply(this.scheduler.complete(core, wallNsAt(nowMs), execNs));
     this.#count(request.actor, 'nic');
     if (kind === RESULT_FAILED) {
       this.#errorToClient(request.origin, request.actor, reader.text(1), reader.text(2));
     } else if (kind === RESULT_DONE) {
-      const outputs = readOutputs(reader, reader.u16());
-      if (!outputs) this.#drop('malformed-result');
-      for (const output of outputs ?? []) this.#route(output, request.actor);
+      const count = reader.u16();
+      if (count === 1 && reader.peekU8() === OUT_REPLY_WORK && request.origin.kind === 'client') {
+        // The commonest result — one reply to the request's own client — is answered straight
+        // from the ring: the reply bytes are read in place (encodeFrame copies them out).
+        reader.u8();
+        const reply = reader.bytesField();
+        if (reader.ok) this.#replyToClient(request.origin, request.actor, reply, 'reply', request.client);
+        else this.#drop('malformed-result');
+      } else {
+        const outputs = readOutputs(reader, count, request.origin);
+        if (!outputs) this.#drop('malformed-result');
+        for (const output of outputs ?? []) this.#route(output, request.actor, request);
+      }
     }
     this.#progressMigrations();
     this.#pump();
   }
 
-  /** Routes a NIC handler's output. Everything for an actor goes through the scheduler. */
-  #route(output: CoreOutput, from: ActorId): void {
+  /**
+   * Routes a NIC handler's output. Everything for an actor goes through the scheduler. `cause`:
+   * the request whose handler produced it, if any (its client's record serves the reply).
+   */
+  #route(output: CoreOutput, from: ActorId, cause?: LiveRequest): void {
     if (output.kind === 'reply') {
-      if (output.origin.kind === 'client') this.#replyToClient(output.origin, from, output.message);
+      if (output.origin.kind === 'client')
+        this.#replyToClient(output.origin, from, output.message, 'reply', cause?.client);
       return;
     }
     if (output.kind === 'timer') {
