@@ -94,6 +94,17 @@ export class Region {
   readonly incarnation: number;
   readonly #i32: Int32Array;
   readonly #headerWord: number;
+  /**
+   * Absolute word indices of the header fields that every id resolution reads, computed once:
+   * V8 does not fold module-level constants (REGION_WORD.x is a context load, a map check and a
+   * field load each time), so the hot path reads plain fields of `this` instead.
+   */
+  readonly #slotCountWord: number;
+  readonly #ownerTagWord: number;
+  readonly #dataTopWord: number;
+  readonly #layoutEpochWord: number;
+  /** `base / 4`: word index of the region's first byte (base is 16-aligned). */
+  readonly #baseWord: number;
   /** Word index one past the region's last word: slot s's row starts at endWord − 4s. */
   readonly #endWord: number;
   readonly #ownerBase: number;
@@ -114,6 +125,11 @@ export class Region {
     this.#i32 = memory.i32;
     this.base = base;
     this.#headerWord = base >>> 2;
+    this.#slotCountWord = this.#headerWord + REGION_WORD.slotCount;
+    this.#ownerTagWord = this.#headerWord + REGION_WORD.ownerTag;
+    this.#dataTopWord = this.#headerWord + REGION_WORD.dataTop;
+    this.#layoutEpochWord = this.#headerWord + REGION_WORD.layoutEpoch;
+    this.#baseWord = base >>> 2;
     this.regionBytes = memory.u32[this.#headerWord + REGION_WORD.regionBytes]!;
     this.#endWord = (base + this.regionBytes) >>> 2;
     this.#classCount = memory.u32[this.#headerWord + REGION_WORD.classCount]!;
@@ -168,12 +184,12 @@ export class Region {
 
   /** See REGION_WORD.layoutEpoch: when it changes, every cached object offset is stale. */
   layoutEpoch(): number {
-    return this.u32[this.#headerWord + REGION_WORD.layoutEpoch]!;
+    return this.u32[this.#layoutEpochWord]!;
   }
 
   /** Region offset one past the highest byte ever handed out as data. */
   dataTop(): number {
-    return this.u32[this.#headerWord + REGION_WORD.dataTop]!;
+    return this.u32[this.#dataTopWord]!;
   }
 
   /** Hands the region back to the domain; every id of it stops resolving at once. */
@@ -185,7 +201,8 @@ export class Region {
 
   /** The id of this region's object whose low 32 bits are `local` (generation·2^24 + slot). */
   idOf(local: number): ObjectId {
-    return (this.#ownerBase + local) as ObjectId;
+    // `>>> 0`: a caller may hold a link as the int32 with the same bits (see lookupLocal).
+    return (this.#ownerBase + (local >>> 0)) as ObjectId;
   }
 
   /** The low 32 bits of an id: what collections store as links (the owner is implied). */
@@ -201,20 +218,47 @@ export class Region {
     return this.lookupLocal(local);
   }
 
-  /** Like lookup, from a local id (a u32 read from a collection's link field). */
+  /**
+   * Like lookup, from a local id (a u32 read from a collection's link field, or the int32 with the
+   * same bits: only `& SLOT_MASK` and `>>> 24` of it are used, and both read bits).
+   */
   lookupLocal(local: number): number {
+    // Literals, not SLOT_MASK / ROW_WORD.meta / ROW_LIVE: V8 re-loads and checks a module-level
+    // constant on every use, and this runs once per collection operation.
     const u32 = this.u32;
-    const header = this.#headerWord;
-    const slot = local & SLOT_MASK;
-    if (
-      slot === 0 ||
-      slot > u32[header + REGION_WORD.slotCount]! ||
-      u32[header + REGION_WORD.ownerTag] !== this.#ownerTag
-    ) {
+    const slot = local & 0xff_ffff; /* SLOT_MASK */
+    if (slot === 0 || slot > u32[this.#slotCountWord]! || u32[this.#ownerTagWord] !== this.#ownerTag) {
       return -1;
     }
     const row = this.#endWord - (slot << 2);
-    return u32[row + ROW_WORD.meta] === ((local >>> 24) | ROW_LIVE) ? row : -1;
+    return u32[row + 3 /* ROW_WORD.meta */] === ((local >>> 24) | 0x100) /* ROW_LIVE */ ? row : -1;
+  }
+
+  /**
+   * Word index (of `u32`) where the live object `local` starts, or throws — startOfLocal for
+   * callers that address objects by word. Always below 2^30, so V8 keeps it a small integer where
+   * a byte offset past 2 GiB would be a boxed double.
+   */
+  startWordOfLocal(local: number): number {
+    // lookupLocal written out (same checks): one call for V8 to inline instead of two nested ones,
+    // which left it out of the hash map's lookup once that had used up its inlining budget.
+    const u32 = this.u32;
+    const slot = local & 0xff_ffff; /* SLOT_MASK */
+    const row = this.#endWord - (slot << 2);
+    if (
+      slot === 0 ||
+      slot > u32[this.#slotCountWord]! ||
+      u32[this.#ownerTagWord] !== this.#ownerTag ||
+      u32[row + 3 /* ROW_WORD.meta */] !== ((local >>> 24) | 0x100) /* ROW_LIVE */
+    ) {
+      this.failLookup(this.idOf(local));
+    }
+    return this.#baseWord + (u32[row]! >>> 2);
+  }
+
+  /** `base / 4`: the word index of the region's first byte. */
+  get baseWord(): number {
+    return this.#baseWord;
   }
 
   /** Absolute start of a live object, or throws the precise error. */
@@ -249,7 +293,7 @@ export class Region {
     const slot = local & SLOT_MASK;
     const row = this.#endWord - (slot << 2);
     return slot !== 0 &&
-      slot <= u32[this.#headerWord + REGION_WORD.slotCount]! &&
+      slot <= u32[this.#slotCountWord]! &&
       u32[row + ROW_WORD.meta] === ((local >>> 24) | ROW_LIVE)
       ? row
       : -1;

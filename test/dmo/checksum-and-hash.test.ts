@@ -4,7 +4,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { crc32c } from '../../src/dmo/crc32c.ts';
-import { compareBytes, hashBytes, hashWords, packWords } from '../../src/dmo/hash.ts';
+import {
+  compareBytes,
+  copyBytesToWords,
+  copyWordsToBytes,
+  hashBytes,
+  hashWords,
+  hashWords16,
+  packWords,
+} from '../../src/dmo/hash.ts';
 import { bytes, compareKeys } from './helpers.ts';
 
 test('CRC-32C matches the standard check value and streams across pieces', () => {
@@ -32,8 +40,67 @@ test('hashWords over packed words equals hashBytes over the bytes, for every len
       const words = new Uint32Array(Math.ceil(data.length / 4) + 1).fill(0xdeadbeef);
       packWords(data, data.length, words);
       assert.equal(hashWords(words, data.length, seed), hashBytes(data, 0, data.length, seed));
+      // The hash map keeps its seed as the int32 with the same bits: the hash must not change.
+      assert.equal(hashWords(words, data.length, seed | 0), hashBytes(data, 0, data.length, seed));
     }),
     { numRuns: 500 },
+  );
+});
+
+test('hashWords16 (the unrolled 16-byte case) equals hashBytes, for a seed given as u32 or as int32', () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 16, maxLength: 16 }),
+      fc.nat({ max: 0xffff_ffff }),
+      (data, seed) => {
+        const words = new Uint32Array(4);
+        packWords(data, 16, words);
+        const expected = hashBytes(data, 0, 16, seed);
+        assert.equal(hashWords16(words[0]!, words[1]!, words[2]!, words[3]!, seed), expected);
+        // The hash map keeps its seed and the key words as int32 (the same bits).
+        assert.equal(
+          hashWords16(words[0]! | 0, words[1]! | 0, words[2]! | 0, words[3]! | 0, seed | 0),
+          expected,
+        );
+      },
+    ),
+    { numRuns: 500 },
+  );
+  // A reference vector: xxHash32 of the 16 ASCII bytes below under seed 0.
+  const sixteen = bytes('0123456789abcdef');
+  const words = new Uint32Array(4);
+  packWords(sixteen, 16, words);
+  assert.equal(hashWords16(words[0]!, words[1]!, words[2]!, words[3]!, 0), hashBytes(sixteen, 0, 16, 0));
+});
+
+test('copyBytesToWords / copyWordsToBytes round-trip any length and write nothing outside the range', () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 41 }), fc.nat({ max: 7 }), (data, targetOffset) => {
+      const u32 = new Uint32Array(16).fill(0xa5a5_a5a5);
+      const u8 = new Uint8Array(u32.buffer);
+      copyBytesToWords(data, data.length, u8, u32, 2);
+      assert.deepEqual(u8.subarray(8, 8 + data.length), data);
+      assert.ok(
+        u8.subarray(0, 8).every((byte) => byte === 0xa5),
+        'wrote before the range',
+      );
+      assert.ok(
+        u8.subarray(8 + data.length).every((byte) => byte === 0xa5),
+        'wrote past the range',
+      );
+      const target = new Uint8Array(targetOffset + data.length + 3).fill(0x5a);
+      copyWordsToBytes(u32, 2, data.length, target, targetOffset);
+      assert.deepEqual(target.subarray(targetOffset, targetOffset + data.length), data);
+      assert.ok(
+        target.subarray(0, targetOffset).every((byte) => byte === 0x5a),
+        'wrote before the target range',
+      );
+      assert.ok(
+        target.subarray(targetOffset + data.length).every((byte) => byte === 0x5a),
+        'wrote past the target range',
+      );
+    }),
+    { numRuns: 300 },
   );
 });
 

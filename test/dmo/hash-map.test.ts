@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { DmoHashMap, DmoSkipList, restoreHeap, snapshotHeap } from '../../src/dmo/index.ts';
+import { objectGeneration } from '../../src/ids.ts';
 import { A, B, bytes, hex, makeDomain, throwsCode } from './helpers.ts';
 
 const keyArb = fc.oneof(
@@ -173,4 +174,109 @@ test('exhaustion while growing or inserting leaves the map consistent', () => {
   map.deleteString('key-0');
   map.setString('again', 'fits');
   assert.equal(map.getStringValue('again'), 'fits');
+});
+
+test('16-byte keys (the unrolled lookup) match a Map model, next to keys one word or one byte apart', () => {
+  // Keys that share three of their four words, and 15- and 17-byte neighbours, so that every word
+  // compare and the key-length check decide some lookups; values of every length exercise each
+  // branch of the word-wise copies (16-byte blocks, whole words, a byte tail).
+  const wordArb = fc.constantFrom(0, 1, 0x8000_0000, 0xffff_ffff, 0x0102_0304);
+  const key16Arb = fc.tuple(wordArb, wordArb, wordArb, wordArb).map(([a, b, c, d]) => {
+    const key = new Uint8Array(16);
+    new DataView(key.buffer).setUint32(0, a, true);
+    new DataView(key.buffer).setUint32(4, b, true);
+    new DataView(key.buffer).setUint32(8, c, true);
+    new DataView(key.buffer).setUint32(12, d, true);
+    return key;
+  });
+  const anyKeyArb = fc.oneof(
+    { weight: 6, arbitrary: key16Arb },
+    { weight: 1, arbitrary: key16Arb.map((key) => key.slice(0, 15)) },
+    { weight: 1, arbitrary: key16Arb.map((key) => Uint8Array.of(...key, 7)) },
+  );
+  const op = fc.oneof(
+    fc.record({ op: fc.constant('set' as const), key: anyKeyArb, value: fc.uint8Array({ maxLength: 45 }) }),
+    fc.record({ op: fc.constant('delete' as const), key: anyKeyArb }),
+    fc.record({ op: fc.constant('get' as const), key: anyKeyArb }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 150 }), (ops) => {
+      const map = DmoHashMap.create(makeDomain({ regionBytes: 256 * 1024 }).createHeap(A));
+      const model = new Map<string, Uint8Array>();
+      const out = new Uint8Array(64).fill(0xee);
+      for (const step of ops) {
+        const name = hex(step.key);
+        if (step.op === 'set') {
+          map.set(step.key, step.value);
+          model.set(name, step.value);
+        } else if (step.op === 'delete') {
+          assert.equal(map.delete(step.key), model.delete(name));
+        } else {
+          const expected = model.get(name);
+          assert.deepEqual(map.get(step.key), expected);
+          assert.equal(map.getInto(step.key, out, 3), expected === undefined ? -1 : expected.length);
+          if (expected !== undefined) {
+            assert.deepEqual(out.subarray(3, 3 + expected.length), expected);
+            assert.equal(out[3 + expected.length], 0xee, 'getInto wrote past the value');
+            out.fill(0xee);
+          }
+        }
+      }
+      assert.equal(map.size, model.size);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('links above 2^31 (slot generations ≥ 128) resolve; a freed root is refused by its generation', () => {
+  const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
+  // Cycle slots 1 and 2 through 130 generations: the map's table and root then get links whose
+  // top bit is set, which the map keeps as int32 internally.
+  for (let round = 0; round < 130; round++) {
+    const first = heap.allocate(16);
+    const second = heap.allocate(16);
+    heap.free(first);
+    heap.free(second);
+  }
+  const map = DmoHashMap.create(heap);
+  assert.ok(objectGeneration(map.rootId) >= 128, `root generation ${objectGeneration(map.rootId)}`);
+  const key = bytes('sixteen-byte-key');
+  map.set(key, bytes('value'));
+  map.setString('short', 'v');
+  assert.deepEqual(map.get(key), bytes('value'));
+  assert.equal(DmoHashMap.open(heap, map.rootId).getStringValue('short'), 'v');
+  assert.equal(map.delete(key), true);
+  heap.free(map.rootId);
+  throwsCode(() => map.get(key), 'IPIPE_ERR_DMO_UNKNOWN_OBJECT');
+  throwsCode(() => map.set(key, bytes('x')), 'IPIPE_ERR_DMO_UNKNOWN_OBJECT');
+});
+
+test('a cached entry offset that is misaligned or outside the data is re-translated, never trusted', () => {
+  const heap = makeDomain({ regionBytes: 64 * 1024 }).createHeap(A);
+  const map = DmoHashMap.create(heap);
+  const keys = Array.from({ length: 6 }, (_, i) => bytes(`key-number-${i}`.padEnd(16, '.')));
+  for (const [i, key] of keys.entries()) map.set(key, bytes(`value-${i}`));
+  const tableLocal = heap.readU32(map.rootId, 16); // root word 4: the table's link
+  const tableId = [...heap.objects()].find((id) => id % 2 ** 32 === tableLocal)!;
+  // Misaligned by 1, 2 and 3 bytes (the same word, so its own link would still match), or past
+  // the data: each must send the lookup back to the object table, which rewrites the offset.
+  const forge = [
+    (offset: number) => offset + 1,
+    (offset: number) => offset + 2,
+    (offset: number) => offset + 3,
+  ];
+  forge.push(() => 0xffff_fff0);
+  let forgedSlots = 0;
+  for (let slot = 0; slot < 16; slot++) {
+    if (heap.readU32(tableId, slot * 12 + 4) === 0) continue;
+    const offset = heap.readU32(tableId, slot * 12 + 8);
+    heap.writeU32(tableId, slot * 12 + 8, forge[forgedSlots % forge.length]!(offset));
+    forgedSlots++;
+  }
+  assert.equal(forgedSlots, keys.length);
+  for (const [i, key] of keys.entries()) assert.deepEqual(map.get(key), bytes(`value-${i}`));
+  for (let slot = 0; slot < 16; slot++) {
+    if (heap.readU32(tableId, slot * 12 + 4) === 0) continue;
+    assert.equal(heap.readU32(tableId, slot * 12 + 8) % 16, 0, `slot ${slot}'s offset was repaired`);
+  }
 });

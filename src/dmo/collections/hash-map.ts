@@ -37,11 +37,27 @@
  * (xxHash32) and compares them with the stored key a word at a time. `get` copies the value out
  * (one allocation, like any API returning fresh bytes); `getInto` and `getView` exist for hot paths
  * that must not allocate. String keys are encoded into a reused scratch buffer.
+ *
+ * Cost of one operation (the benchmark's 16-byte keys; see docs/apps/dmo-hash-map-performance.md).
+ * Every check runs once per operation, never per byte: the root is resolved through the object
+ * table (owner tag, slot, generation) and its epoch compared; the table's capacity and offset are
+ * bounds-checked against the region's data; then each probed slot whose hash matches has its entry
+ * bounds-checked and its own link compared before a word of it is read. What made it cost ~1500
+ * machine instructions (measured with cachegrind) was not the checks but how V8 compiled them:
+ *   • field offsets and hash primes were module-level constants, which V8 does not fold: each use
+ *     was a context load plus a map or number check (and the primes, above 2^31, made the lane
+ *     set-up float64 arithmetic). They are numeric literals in the hot methods here, in hash.ts
+ *     and in Region's id resolution, each named in a comment;
+ *   • values above 2^31 (the seed, hashes, ids) kept in object fields became boxed doubles, and a
+ *     link passed to a call that V8 did not inline was boxed per call. Fields now hold the int32
+ *     with the same bits, and entries are addressed by word index (always < 2^30);
+ *   • 16-byte keys are read into four locals, hashed by an unrolled xxHash32 stripe and compared as
+ *     four words; values are written a word at a time.
  */
 
 import { DmoCollectionFormatError, DmoInvalidSizeError } from '../../errors.ts';
 import type { ObjectId } from '../../ids.ts';
-import { copyBytes, hashWords, packWords } from '../hash.ts';
+import { copyBytesToWords, copyWordsToBytes, hashWords, hashWords16, packWords } from '../hash.ts';
 import { regionOf } from '../heap.ts';
 import { blockBytesFor, type Region } from '../region.ts';
 import type { DmoHeap } from '../types.ts';
@@ -77,18 +93,22 @@ export class DmoHashMap {
   readonly #scratch = new Utf8Scratch();
   /** Set once at creation and never changed, so a copy outside the DMO cannot go stale. */
   readonly #seed: number;
-  /** The key of the current operation, packed into little-endian words by #find (scratch). */
+  /** Keys other than 16 bytes long, packed into little-endian words by #find (scratch). */
   #keyWords = new Uint32Array(16);
-  /** Outputs of #find, kept in fields to avoid returning tuples on the hot path. */
+  /**
+   * Outputs of #find, kept in fields to avoid returning tuples on the hot path. Word indices stay
+   * below 2^30 and the hash is kept as an int32 (`| 0`), so V8 stores all three as small integers.
+   */
   #root = 0;
-  #foundEntryStart = 0;
+  #foundEntryWord = 0;
   #hash = 0;
 
   private constructor(region: Region, rootId: ObjectId) {
     this.#region = region;
     this.rootId = rootId;
-    this.#rootLocal = region.localOf(rootId);
-    this.#seed = region.u32[(region.startOf(rootId) >>> 2) + ROOT.seed]!;
+    // int32 with the link's bits (see Region.lookupLocal): a small integer for V8, never a double.
+    this.#rootLocal = region.localOf(rootId) | 0;
+    this.#seed = region.u32[(region.startOf(rootId) >>> 2) + ROOT.seed]! | 0;
   }
 
   /** A new empty map in `heap`. Throws DmoRegionExhaustedError (allocating nothing) if it cannot fit. */
@@ -130,9 +150,16 @@ export class DmoHashMap {
 
   /** A copy of the value stored under `key`, or undefined. */
   get(key: Uint8Array): Uint8Array | undefined {
-    if (this.#find(key, key.length) < 0) return undefined;
-    const start = this.#valueStart();
-    return this.#region.u8.slice(start, start + this.#valueLength());
+    const keyLength = key.length;
+    if (this.#find(key, keyLength) < 0) return undefined;
+    // A fresh array filled a word at a time (the value is word-aligned after the key): cheaper
+    // than slice() on the domain's large array for the short values a map usually holds.
+    const u32 = this.#region.u32;
+    const entryWord = this.#foundEntryWord;
+    const length = u32[entryWord + 2 /* ENTRY.valueLength */]!;
+    const copy = new Uint8Array(length);
+    copyWordsToBytes(u32, entryWord + 4 /* ENTRY.key */ + ((keyLength + 3) >>> 2), length, copy, 0);
+    return copy;
   }
 
   /**
@@ -267,67 +294,103 @@ export class DmoHashMap {
   /** The root's word index, with the translation cache brought up to date. */
   #rootWord(): number {
     const region = this.#region;
-    const root = region.startOfLocal(this.#rootLocal) >>> 2;
-    if (region.u32[root + ROOT.epoch] !== region.layoutEpoch()) this.#retranslate(root);
+    // Resolves the root through the object table: owner tag, slot range and generation.
+    const root = region.startWordOfLocal(this.#rootLocal);
+    if (region.u32[root + 7 /* ROOT.epoch */] !== region.layoutEpoch()) this.#retranslate(root);
     return root;
   }
 
+  /** Byte offset (in the domain buffer) of the found entry's value. */
   #valueStart(): number {
-    const start = this.#foundEntryStart;
-    return start + ENTRY_HEADER_BYTES + paddedKeyBytes(this.#region.u32[(start >>> 2) + ENTRY.keyLength]!);
+    const word = this.#foundEntryWord;
+    return 4 * (word + ENTRY.key) + paddedKeyBytes(this.#region.u32[word + ENTRY.keyLength]!);
   }
 
   #valueLength(): number {
-    return this.#region.u32[(this.#foundEntryStart >>> 2) + ENTRY.valueLength]!;
+    return this.#region.u32[this.#foundEntryWord + ENTRY.valueLength]!;
   }
 
+  /*
+   * The hot path (#find, #tableWord, #findInto, the in-place branch of #set) spells the layout's
+   * field offsets as literals, each named in a comment: V8 folds a literal into the instruction,
+   * while ROOT.count or a module-level `const` is re-loaded and type-checked on every use (about a
+   * fifth of a lookup's instructions before). The ROOT, SLOT and ENTRY tables above stay the
+   * definition, and the cold paths use them.
+   */
+
   /**
-   * Word index of the table slot holding `key[0, keyLength)`, or −1. Leaves the packed key in
-   * #keyWords, its hash in #hash, the root in #root and, on a hit, the entry's start in
-   * #foundEntryStart.
+   * Word index of the table slot holding `key[0, keyLength)`, or −1. Leaves its hash (as int32) in
+   * #hash, the root in #root and, on a hit, the entry's word index in #foundEntryWord.
    */
   #find(key: Uint8Array, keyLength: number): number {
-    const wordCount = (keyLength + 3) >>> 2;
-    let keyWords = this.#keyWords;
-    if (wordCount > keyWords.length) {
-      keyWords = new Uint32Array(Math.max(wordCount, keyWords.length * 2));
-      this.#keyWords = keyWords;
-    }
-    packWords(key, keyLength, keyWords);
-    const hash = hashWords(keyWords, keyLength, this.#seed);
-    this.#hash = hash;
     const region = this.#region;
     const u32 = region.u32;
+    // Once per operation: the root (object table, epoch), then the table (bounds).
     const root = this.#rootWord();
     this.#root = root;
-    const base = region.base;
     const table = this.#tableWord(root);
-    const mask = u32[root + ROOT.capacity]! - 1;
+    const mask = u32[root + 3 /* ROOT.capacity */]! - 1;
     // An entry whose key and value end beyond the handed-out data cannot be genuine.
     const dataLimit = region.dataTop();
+    const baseWord = region.baseWord;
+    const wordCount = (keyLength + 3) >>> 2;
+    // The common fixed-width key (ids, UUIDs): four words straight into locals, hashed by one
+    // unrolled stripe and compared below without a loop. Other lengths go through #keyWords.
+    let keyWords = this.#keyWords;
+    let w0 = 0;
+    let w1 = 0;
+    let w2 = 0;
+    let w3 = 0;
+    let hash: number;
+    if (keyLength === 16) {
+      w0 = key[0]! | (key[1]! << 8) | (key[2]! << 16) | (key[3]! << 24);
+      w1 = key[4]! | (key[5]! << 8) | (key[6]! << 16) | (key[7]! << 24);
+      w2 = key[8]! | (key[9]! << 8) | (key[10]! << 16) | (key[11]! << 24);
+      w3 = key[12]! | (key[13]! << 8) | (key[14]! << 16) | (key[15]! << 24);
+      hash = hashWords16(w0, w1, w2, w3, this.#seed);
+    } else {
+      if (wordCount > keyWords.length) {
+        keyWords = new Uint32Array(Math.max(wordCount, keyWords.length * 2));
+        this.#keyWords = keyWords;
+      }
+      packWords(key, keyLength, keyWords);
+      hash = hashWords(keyWords, keyLength, this.#seed);
+    }
+    this.#hash = hash | 0;
+    // Bytes from an entry's start to the end of its key: header + padded key.
+    const keyEnd = 16 /* ENTRY_HEADER_BYTES */ + 4 * wordCount;
     for (let i = hash & mask, probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
-      const slot = table + SLOT_WORDS * i;
-      const link = u32[slot + SLOT.link]!;
+      const slot = table + 3 /* SLOT_WORDS */ * i;
+      const link = u32[slot + 1 /* SLOT.link */]!;
       if (link === 0) return -1;
-      if (u32[slot + SLOT.hash] !== hash) continue;
-      let offset = u32[slot + SLOT.offset]!;
-      let word = (base + offset) >>> 2;
+      if (u32[slot /* + SLOT.hash */] !== hash) continue;
+      let offset = u32[slot + 2 /* SLOT.offset */]!;
+      let word = baseWord + (offset >>> 2);
+      // The cached offset is trusted only if the entry lies inside the data (checked before any
+      // word of it is read), is word-aligned, starts with its own link, and its value capacity
+      // (≥ its length) ends inside the data too; otherwise re-translate the link.
       if (
-        offset + ENTRY_HEADER_BYTES + 4 * wordCount > dataLimit ||
-        u32[word + ENTRY.ownLink] !== link ||
-        u32[word + ENTRY.valueLength]! > u32[word + ENTRY.valueCapacity]! ||
-        offset + ENTRY_HEADER_BYTES + 4 * wordCount + u32[word + ENTRY.valueCapacity]! > dataLimit
+        offset + keyEnd > dataLimit ||
+        (offset & 3) !== 0 ||
+        u32[word /* + ENTRY.ownLink */] !== link ||
+        u32[word + 2 /* ENTRY.valueLength */]! > u32[word + 3 /* ENTRY.valueCapacity */]! ||
+        offset + keyEnd + u32[word + 3 /* ENTRY.valueCapacity */]! > dataLimit
       ) {
         offset = this.#repairSlot(slot);
-        word = (base + offset) >>> 2;
+        word = baseWord + (offset >>> 2);
       }
-      if (u32[word + ENTRY.keyLength] !== keyLength) continue;
-      let w = 0;
-      while (w < wordCount && u32[word + ENTRY.key + w] === keyWords[w]) w++;
-      if (w === wordCount) {
-        this.#foundEntryStart = base + offset;
-        return slot;
+      if (u32[word + 1 /* ENTRY.keyLength */] !== keyLength) continue;
+      const keyWord = word + 4; /* ENTRY.key */
+      if (keyLength === 16) {
+        if (u32[keyWord] !== w0 >>> 0 || u32[keyWord + 1] !== w1 >>> 0) continue;
+        if (u32[keyWord + 2] !== w2 >>> 0 || u32[keyWord + 3] !== w3 >>> 0) continue;
+      } else {
+        let w = 0;
+        while (w < wordCount && u32[keyWord + w] === keyWords[w]) w++;
+        if (w !== wordCount) continue;
       }
+      this.#foundEntryWord = word;
+      return slot;
     }
     // Only a damaged table has no empty slot: the load factor stays ≤ 3/4.
     throw this.#damaged('its table has no empty slot');
@@ -341,16 +404,17 @@ export class DmoHashMap {
   #tableWord(root: number): number {
     const region = this.#region;
     const u32 = region.u32;
-    const capacity = u32[root + ROOT.capacity]!;
-    const tableOffset = u32[root + ROOT.tableOffset]!;
+    const capacity = u32[root + 3 /* ROOT.capacity */]!;
+    const tableOffset = u32[root + 6 /* ROOT.tableOffset */]!;
     if (
       capacity < DEFAULT_CAPACITY ||
       (capacity & (capacity - 1)) !== 0 ||
-      tableOffset + capacity * SLOT_WORDS * 4 > region.dataTop()
+      (tableOffset & 3) !== 0 ||
+      tableOffset + capacity * 12 /* SLOT_WORDS * 4 */ > region.dataTop()
     ) {
       throw this.#damaged(`its table (capacity ${capacity}, offset ${tableOffset}) is out of bounds`);
     }
-    return (region.base + tableOffset) >>> 2;
+    return region.baseWord + (tableOffset >>> 2);
   }
 
   #damaged(what: string): DmoCollectionFormatError {
@@ -411,22 +475,17 @@ export class DmoHashMap {
   #findInto(key: Uint8Array, keyLength: number, target: Uint8Array, targetOffset: number): number {
     if (this.#find(key, keyLength) < 0) return -1;
     const u32 = this.#region.u32;
-    const entryWord = this.#foundEntryStart >>> 2;
-    const length = u32[entryWord + ENTRY.valueLength]!;
+    const entryWord = this.#foundEntryWord;
+    const length = u32[entryWord + 2 /* ENTRY.valueLength */]!;
     if (targetOffset >>> 0 === targetOffset && targetOffset + length <= target.length) {
-      // The value starts word-aligned: read it a word at a time.
-      let word = entryWord + ENTRY.key + ((u32[entryWord + ENTRY.keyLength]! + 3) >>> 2);
-      let i = 0;
-      for (; i + 4 <= length; i += 4, word++) {
-        const bytes = u32[word]!;
-        target[targetOffset + i] = bytes;
-        target[targetOffset + i + 1] = bytes >>> 8;
-        target[targetOffset + i + 2] = bytes >>> 16;
-        target[targetOffset + i + 3] = bytes >>> 24;
-      }
-      if (i < length) {
-        for (let bytes = u32[word]!; i < length; i++, bytes >>>= 8) target[targetOffset + i] = bytes;
-      }
+      // #find checked that the value lies inside the data; it starts word-aligned after the key.
+      copyWordsToBytes(
+        u32,
+        entryWord + 4 /* ENTRY.key */ + ((keyLength + 3) >>> 2),
+        length,
+        target,
+        targetOffset,
+      );
     }
     return length;
   }
@@ -434,22 +493,31 @@ export class DmoHashMap {
   #set(key: Uint8Array, keyLength: number, value: Uint8Array): void {
     const region = this.#region;
     const u32 = region.u32;
-    // Ask for the whole block the allocator would hand out anyway: the slack is growth room.
-    const entryBytes = blockBytesFor(ENTRY_HEADER_BYTES + paddedKeyBytes(keyLength) + value.length);
     const slot = this.#find(key, keyLength);
+    const valueLength = value.length;
     if (slot >= 0) {
-      const start = this.#foundEntryStart;
-      const oldLink = u32[slot + SLOT.link]!;
-      if (value.length <= u32[(start >>> 2) + ENTRY.valueCapacity]!) {
+      const entryWord = this.#foundEntryWord;
+      if (valueLength <= u32[entryWord + 3 /* ENTRY.valueCapacity */]!) {
         // The value fits the entry it already has (#find checked the capacity against the data
         // bounds): overwrite in place.
-        u32[(start >>> 2) + ENTRY.valueLength] = value.length;
-        copyBytes(value, 0, value.length, region.u8, start + ENTRY_HEADER_BYTES + paddedKeyBytes(keyLength));
+        u32[entryWord + 2 /* ENTRY.valueLength */] = valueLength;
+        copyBytesToWords(
+          value,
+          valueLength,
+          region.u8,
+          u32,
+          entryWord + 4 /* ENTRY.key */ + ((keyLength + 3) >>> 2),
+        );
         return;
       }
+    }
+    // Ask for the whole block the allocator would hand out anyway: the slack is growth room.
+    const entryBytes = blockBytesFor(ENTRY_HEADER_BYTES + paddedKeyBytes(keyLength) + valueLength);
+    if (slot >= 0) {
+      const oldLink = u32[slot + SLOT.link]!;
       const id = region.allocate(entryBytes);
       const newStart = region.startOf(id);
-      this.#writeEntry(newStart, region.localOf(id), entryBytes, keyLength, value);
+      this.#writeEntry(newStart, region.localOf(id), entryBytes, key, keyLength, value);
       u32[slot + SLOT.link] = region.localOf(id);
       u32[slot + SLOT.offset] = newStart - region.base;
       region.free(region.idOf(oldLink));
@@ -465,7 +533,7 @@ export class DmoHashMap {
     const id = region.allocate(entryBytes);
     const link = region.localOf(id);
     const start = region.startOf(id);
-    this.#writeEntry(start, link, entryBytes, keyLength, value);
+    this.#writeEntry(start, link, entryBytes, key, keyLength, value);
     const table = this.#tableWord(root);
     const mask = u32[root + ROOT.capacity]! - 1;
     let i = hash & mask;
@@ -477,11 +545,12 @@ export class DmoHashMap {
     u32[root + ROOT.count] = count + 1;
   }
 
-  /** Fills a new entry from the key #find packed and `value`. */
+  /** Fills a new entry from `key[0, keyLength)` and `value`. */
   #writeEntry(
     start: number,
     ownLink: number,
     entryBytes: number,
+    key: Uint8Array,
     keyLength: number,
     value: Uint8Array,
   ): void {
@@ -493,9 +562,8 @@ export class DmoHashMap {
     u32[word + ENTRY.keyLength] = keyLength;
     u32[word + ENTRY.valueLength] = value.length;
     u32[word + ENTRY.valueCapacity] = entryBytes - ENTRY_HEADER_BYTES - 4 * wordCount;
-    const keyWords = this.#keyWords;
-    for (let w = 0; w < wordCount; w++) u32[word + ENTRY.key + w] = keyWords[w]!;
-    copyBytes(value, 0, value.length, region.u8, start + ENTRY_HEADER_BYTES + 4 * wordCount);
+    packWords(key, keyLength, u32, word + ENTRY.key);
+    copyBytesToWords(value, value.length, region.u8, u32, word + ENTRY.key + wordCount);
   }
 
   #delete(key: Uint8Array, keyLength: number): boolean {
