@@ -102,6 +102,8 @@ export class DmoHashMap {
   #root = 0;
   #foundEntryWord = 0;
   #hash = 0;
+  /** On a miss, the table index of the empty slot that ended #find's probe (where an insert goes). */
+  #emptyIndex = 0;
 
   private constructor(region: Region, rootId: ObjectId) {
     this.#region = region;
@@ -362,7 +364,10 @@ export class DmoHashMap {
     for (let i = hash & mask, probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
       const slot = table + 3 /* SLOT_WORDS */ * i;
       const link = u32[slot + 1 /* SLOT.link */]!;
-      if (link === 0) return -1;
+      if (link === 0) {
+        this.#emptyIndex = i;
+        return -1;
+      }
       if (u32[slot /* + SLOT.hash */] !== hash) continue;
       let offset = u32[slot + 2 /* SLOT.offset */]!;
       let word = baseWord + (offset >>> 2);
@@ -526,19 +531,21 @@ export class DmoHashMap {
     const hash = this.#hash;
     let root = this.#root;
     const count = u32[root + ROOT.count]!;
+    // #find's probe stopped at the empty slot the key goes to; only a grown table needs a new probe.
+    let i = this.#emptyIndex;
     if ((count + 1) * 4 > u32[root + ROOT.capacity]! * 3) {
       this.#grow(root);
       root = this.#rootWord();
+      const grownTable = this.#tableWord(root);
+      const mask = u32[root + ROOT.capacity]! - 1;
+      i = hash & mask;
+      while (u32[grownTable + SLOT_WORDS * i + SLOT.link] !== 0) i = (i + 1) & mask;
     }
     const id = region.allocate(entryBytes);
     const link = region.localOf(id);
     const start = region.startOf(id);
     this.#writeEntry(start, link, entryBytes, key, keyLength, value);
-    const table = this.#tableWord(root);
-    const mask = u32[root + ROOT.capacity]! - 1;
-    let i = hash & mask;
-    while (u32[table + SLOT_WORDS * i + SLOT.link] !== 0) i = (i + 1) & mask;
-    const slotWord = table + SLOT_WORDS * i;
+    const slotWord = this.#tableWord(root) + SLOT_WORDS * i;
     u32[slotWord + SLOT.hash] = hash;
     u32[slotWord + SLOT.link] = link;
     u32[slotWord + SLOT.offset] = start - region.base;
@@ -607,9 +614,14 @@ export class DmoHashMap {
     for (let i = 0; i < oldCapacity; i++) {
       const from = oldTable + SLOT_WORDS * i;
       if (u32[from + SLOT.link] === 0) continue;
-      let j = u32[from + SLOT.hash]! & mask;
+      const hash = u32[from + SLOT.hash]!;
+      let j = hash & mask;
       while (u32[newTable + SLOT_WORDS * j + SLOT.link] !== 0) j = (j + 1) & mask;
-      u32.copyWithin(newTable + SLOT_WORDS * j, from, from + SLOT_WORDS);
+      // Three stores, not copyWithin: a builtin call per slot was most of a rehash's cost.
+      const to = newTable + SLOT_WORDS * j;
+      u32[to + SLOT.hash] = hash;
+      u32[to + SLOT.link] = u32[from + SLOT.link]!;
+      u32[to + SLOT.offset] = u32[from + SLOT.offset]!;
     }
     u32[root + ROOT.capacity] = capacity;
     u32[root + ROOT.table] = region.localOf(newTableId);
