@@ -864,13 +864,18 @@ export class SimNode {
   #deliverToClient(out: Outbound): void {
     const origin = out.origin;
     if (origin.kind !== 'client') return;
+    this.#settleClient(origin.requestId, 0, true, out.message);
+  }
+
+  /** Hands a waiting client its answer (or refusal), `extraNs` after now; gone clients are skipped. */
+  #settleClient(requestId: number, extraNs: number, ok: boolean, answer: unknown): void {
     const clients = this.#clientPending;
-    const slot = clients.find(origin.requestId);
+    const slot = clients.find(requestId);
     if (slot < 0) return;
     const sink = clients.sinkOf(slot);
     const sentAtNs = clients.sentAtNsOf(slot);
     clients.remove(slot);
-    sink(origin.requestId, this.kernel.now() - sentAtNs, true, out.message, sentAtNs);
+    sink(requestId, this.kernel.now() - sentAtNs + extraNs, ok, answer, sentAtNs);
   }
 
   // ── timers, drops, deregistration ────────────────────────────────────────────────────────────
@@ -898,14 +903,8 @@ export class SimNode {
       (this.#network as SimNetworkPort).answerClient(this, frame, now + this.timing.wireLatencyNs, false);
       return;
     }
-    const clients = this.#clientPending;
-    const slot = clients.find(origin.requestId);
-    if (slot < 0) return;
-    const sink = clients.sinkOf(slot);
-    const sentAtNs = clients.sentAtNsOf(slot);
-    clients.remove(slot);
     // The refusal travels back over the wire like any answer.
-    sink(origin.requestId, now - sentAtNs + this.timing.wireLatencyNs, false, reason, sentAtNs);
+    this.#settleClient(origin.requestId, this.timing.wireLatencyNs, false, reason);
   }
 
   #count(reason: string): void {

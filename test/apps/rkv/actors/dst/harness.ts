@@ -128,12 +128,9 @@ interface PendingOp {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Runs one seed; never throws (an exception is a failed run). */
-export function runActorDst(options: ActorDstOptions): ActorDstResult {
-  const random = new Random(options.seed, 'rkv-actor-dst');
-  const replicas = options.replicas ?? (random.fork('size').chance(0.25) ? 5 : 3);
-  const trace = options.trace ?? (() => {});
-  const stats: ActorDstStats = {
+/** A run's counters before it starts (also the seed-range runner's zero totals). */
+export function emptyActorDstStats(replicas: number): ActorDstStats {
+  return {
     replicas,
     clients: 0,
     opsAcknowledged: 0,
@@ -154,6 +151,14 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     maxLogRecords: 0,
     events: 0,
   };
+}
+
+/** Runs one seed; never throws (an exception is a failed run). */
+export function runActorDst(options: ActorDstOptions): ActorDstResult {
+  const random = new Random(options.seed, 'rkv-actor-dst');
+  const replicas = options.replicas ?? (random.fork('size').chance(0.25) ? 5 : 3);
+  const trace = options.trace ?? (() => {});
+  const stats = emptyActorDstStats(replicas);
   const fail = (check: ActorDstCheck, failure: string): ActorDstResult => ({
     ok: false,
     seed: options.seed,

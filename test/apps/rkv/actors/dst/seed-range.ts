@@ -10,7 +10,13 @@
 
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { type ActorDstOptions, type ActorDstStats, reproduceActorDst, runActorDst } from './harness.ts';
+import {
+  type ActorDstOptions,
+  type ActorDstStats,
+  emptyActorDstStats,
+  reproduceActorDst,
+  runActorDst,
+} from './harness.ts';
 
 type Totals = Omit<ActorDstStats, 'replicas' | 'maxLogRecords'> & {
   fiveReplicaRuns: number;
@@ -24,27 +30,8 @@ export function assertActorSeedsPass(
   options: Omit<ActorDstOptions, 'seed' | 'trace'> = {},
 ): Totals {
   const failures: string[] = [];
-  const totals: Totals = {
-    fiveReplicaRuns: 0,
-    clients: 0,
-    opsAcknowledged: 0,
-    opsUnknown: 0,
-    refusals: 0,
-    timeouts: 0,
-    partitions: 0,
-    leaderIsolations: 0,
-    elections: 0,
-    migrations: 0,
-    framesDropped: 0,
-    framesDuplicated: 0,
-    laggards: 0,
-    duplicatesSkipped: 0,
-    retransmits: 0,
-    caughtUp: 0,
-    answeredFromSession: 0,
-    maxLogRecords: 0,
-    events: 0,
-  };
+  const { replicas: _replicas, ...zero } = emptyActorDstStats(0);
+  const totals: Totals = { ...zero, fiveReplicaRuns: 0 };
   let slowestMs = 0;
   let slowestSeed = firstSeed;
   const started = performance.now();
