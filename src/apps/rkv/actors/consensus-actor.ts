@@ -129,6 +129,8 @@ const META = {
   caughtUp: 27,
   /** Puts the leader answered from the sessions table (a retry of an applied command). */
   answeredFromSession: 28,
+  /** Leader: bit r set once replica r reported its applied point under this ballot. */
+  reportedMask: 29,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -343,14 +345,19 @@ function refuse(ctx: RkvContext, state: ConsensusState | undefined, reason: stri
 
 /** Notes a ballot seen anywhere; a higher one than ours makes a candidate or leader step down. */
 function observe(ctx: RkvContext, state: ConsensusState, ballot: number): void {
-  const round = ballotRound(ballot as Ballot);
-  if (round > state.num(META.maxRound)) state.set(META.maxRound, round);
+  noteRound(state, ballot);
   if (state.role !== FOLLOWER && ballot > state.num(META.ballot)) {
     ctx.log.info({ ballot: state.num(META.ballot), seen: ballot }, 'rkv: a higher ballot; stepping down');
     state.set(META.role, FOLLOWER);
     state.set(META.leaseUntil, 0);
     state.set(META.waitFromNs, ctx.now());
   }
+}
+
+/** Notes a ballot's round (the next election stands above it) without changing role. */
+function noteRound(state: ConsensusState, ballot: number): void {
+  const round = ballotRound(ballot as Ballot);
+  if (round > state.num(META.maxRound)) state.set(META.maxRound, round);
 }
 
 /** A follower's or candidate's election timeout, in [T, 2T), a deterministic function of replica and count. */
@@ -398,6 +405,9 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
     state.set(PEER_HEARTBEAT + r, 0);
   }
   state.set(META.laggardMask, 0);
+  // Applied points restart at 0 with this ballot: nobody is judged a laggard (nor truncated past)
+  // before it has reported one under this leader.
+  state.set(META.reportedMask, 0);
   const top = state.num(META.top);
   if (state.num(META.nextSlot) <= top) state.set(META.nextSlot, top + 1);
   const next = state.num(META.nextSlot);
@@ -473,7 +483,7 @@ function applyReady(ctx: RkvContext, state: ConsensusState): void {
         state.set(META.duplicatesSkipped, state.num(META.duplicatesSkipped) + 1);
       } else state.sessions.set(record.clientId, record.seq);
     }
-    if (record.key.length > 0 || record.origin.length > 0) {
+    if ((!duplicate && record.key.length > 0) || record.origin.length > 0) {
       sendTo(ctx, state.setup.memtable, {
         type: 'apply',
         slot,
@@ -560,6 +570,8 @@ function onAccepted(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'acc
 }
 
 function notePeerApplied(state: ConsensusState, replica: number, applied: number): void {
+  const reported = state.num(META.reportedMask);
+  if ((reported & (1 << replica)) === 0) state.set(META.reportedMask, reported | (1 << replica));
   if (applied > state.num(PEER_APPLIED + replica)) state.set(PEER_APPLIED + replica, applied);
 }
 
@@ -738,8 +750,9 @@ function truncate(ctx: RkvContext, state: ConsensusState): void {
   };
   let point = pointOf();
   if (commit - point > state.maxLog) {
+    const reported = state.num(META.reportedMask);
     for (let r = 0; r < state.setup.replicas.length; r++) {
-      if (r === state.me || state.isLaggardPeer(r)) continue;
+      if (r === state.me || state.isLaggardPeer(r) || (reported & (1 << r)) === 0) continue;
       if (state.num(PEER_APPLIED + r) < commit - state.maxLog) {
         state.set(META.laggardMask, state.num(META.laggardMask) | (1 << r));
         state.set(META.laggards, state.num(META.laggards) + 1);
@@ -871,7 +884,11 @@ function onPrepare(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prep
     ctx.now() - state.num(META.heardNs) < state.leaseNs &&
     state.num(META.heardNs) > 0;
   if (message.ballot < promised || sticky || message.fromSlot < state.num(META.truncated)) {
-    observe(ctx, state, message.ballot);
+    // A sticky leader refuses and keeps leading: a replica that was cut off and comes back with a
+    // higher round must not depose a leader a majority still hears (liveness; safety does not
+    // depend on stepping down, acceptors' promises do).
+    if (sticky) noteRound(state, message.ballot);
+    else observe(ctx, state, message.ballot);
     toPeer(ctx, state, message.from, { type: 'reject', from: state.me, ballot: message.ballot, promised });
     return;
   }
@@ -906,7 +923,9 @@ function onPromise(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prom
   const mask = state.num(META.promiseMask);
   if ((mask & (1 << message.from)) !== 0) return;
   // P2c: per slot above fromSlot, keep a chosen value, else the one accepted at the highest ballot.
-  const from = state.num(META.fromSlot);
+  // Slots this candidate applied and truncated while it campaigned are settled: storing them again
+  // would leave records nobody truncates.
+  const from = Math.max(state.num(META.fromSlot), state.num(META.truncated));
   for (const entry of message.entries) {
     if (entry.slot <= from) continue;
     const mine = state.record(entry.slot);

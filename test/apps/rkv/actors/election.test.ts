@@ -172,3 +172,34 @@ test('a replica cut off for long is truncated past (a laggard, non-voting); the 
   assert.equal(ask(deployment, 0, put(1, 81, 1, 81))?.type, 'put-ok');
   assert.deepEqual(ask(deployment, 0, get(1)), { type: 'value', found: true, value: new Uint8Array([81]) });
 });
+
+test('a leader change with the log past maxLogEntries marks no healthy follower a laggard: writes go on', () => {
+  const deployment = deploy(20);
+  const { cluster } = deployment;
+  for (let i = 1; i <= 60; i++) assert.equal(ask(deployment, 0, put(1, i, i % 5, i))?.type, 'put-ok');
+  cluster.isolate(0);
+  settle(deployment, 2 * MS);
+  const elected = leaders(deployment).filter((r) => r !== 0);
+  assert.equal(elected.length, 1, `one new leader among 1 and 2: ${JSON.stringify(leaders(deployment))}`);
+  const leader = elected[0]!;
+  const follower = leader === 1 ? 2 : 1;
+  // Its commit point is past maxLogEntries; the follower that elected it has not reported under the
+  // new ballot yet when the first slot is chosen — that must not make it a laggard.
+  for (let i = 61; i <= 70; i++) {
+    assert.equal(ask(deployment, leader, put(1, i, i % 5, i))?.type, 'put-ok', `put ${i} at the new leader`);
+  }
+  assert.equal(view(deployment, leader).laggardsMarked, 0, 'the new leader marked nobody');
+  assert.equal(view(deployment, follower).laggard, false);
+  cluster.heal();
+  settle(deployment, 2 * MS);
+  const applied = [0, 1, 2].map((r) => view(deployment, r).applied);
+  assert.ok(
+    applied.every((a) => a === applied[0]),
+    `every replica applied the same log: ${applied.join(',')}`,
+  );
+  assert.deepEqual(ask(deployment, leader, get(0)), {
+    type: 'value',
+    found: true,
+    value: new Uint8Array([70]),
+  });
+});
