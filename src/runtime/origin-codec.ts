@@ -126,19 +126,24 @@ function readAddress(bytes: Uint8Array, start: number, end: number): string | un
     for (let i = 0; same && i < length; i++) same = bytes[start + i] === lastAddressBytes[i];
     if (same) return lastAddress;
   }
+  // Copy first, then decode the copy: in a shared ring another thread may be rewriting these bytes
+  // (a malformed record read past its end), and the cached string must be exactly the decoding of
+  // the cached bytes. The cache is invalid until the decode succeeds.
+  lastAddressLength = -1;
+  const copy = lastAddressBytes;
+  for (let i = 0; i < length; i++) copy[i] = bytes[start + i]!;
   let address = '';
   let ascii = true;
-  for (let i = start; ascii && i < end; i++) if (bytes[i]! >= 0x80) ascii = false;
+  for (let i = 0; ascii && i < length; i++) if (copy[i]! >= 0x80) ascii = false;
   if (ascii) {
-    for (let i = start; i < end; i++) address += String.fromCharCode(bytes[i]!);
+    for (let i = 0; i < length; i++) address += String.fromCharCode(copy[i]!);
   } else {
     try {
-      address = decoder.decode(bytes.subarray(start, end));
+      address = decoder.decode(copy.subarray(0, length));
     } catch {
       return undefined;
     }
   }
-  lastAddressBytes.set(bytes.subarray(start, end));
   lastAddressLength = length;
   lastAddress = address;
   return address;
@@ -149,15 +154,17 @@ export function readOrigin(
   bytes: Uint8Array,
   offset: number,
   depth = 0,
+  /** Reads stop here (a record's end inside a larger buffer, such as a ring); default: the buffer's. */
+  limit = bytes.length,
 ): { readonly origin: Origin; readonly next: number } | undefined {
-  if (depth > MAX_ORIGIN_DEPTH || offset >= bytes.length) return undefined;
+  if (depth > MAX_ORIGIN_DEPTH || offset >= limit) return undefined;
   const tag = bytes[offset];
   if (tag === NONE) return { origin: NO_ORIGIN, next: offset + 1 };
   if (tag === CLIENT) {
-    if (offset + 2 > bytes.length) return undefined;
+    if (offset + 2 > limit) return undefined;
     const length = bytes[offset + 1]!;
     const end = offset + 2 + length;
-    if (end + 6 > bytes.length) return undefined;
+    if (end + 6 > limit) return undefined;
     const address = readAddress(bytes, offset + 2, end);
     if (address === undefined) return undefined;
     const port = bytes[end]! | (bytes[end + 1]! << 8);
@@ -165,10 +172,10 @@ export function readOrigin(
     return { origin: { kind: 'client', endpoint: { address, port }, requestId }, next: end + 6 };
   }
   if (tag === ACTOR) {
-    if (offset + 9 > bytes.length) return undefined;
+    if (offset + 9 > limit) return undefined;
     const actor = readU32(bytes, offset + 1) as ActorId;
     const requestId = readU32(bytes, offset + 5);
-    const parent = readOrigin(bytes, offset + 9, depth + 1);
+    const parent = readOrigin(bytes, offset + 9, depth + 1, limit);
     if (!parent) return undefined;
     return { origin: { kind: 'actor', actor, requestId, parent: parent.origin }, next: parent.next };
   }

@@ -59,3 +59,33 @@ test('chains deeper than the limit are refused both ways', () => {
     deep = { kind: 'actor', actor: actorId(1), requestId: i, parent: deep };
   assert.throws(() => encodeOrigin(deep));
 });
+
+test('a limit inside a larger buffer is honoured like the end of the buffer (a record inside a ring)', () => {
+  fc.assert(
+    fc.property(origin, fc.uint8Array({ minLength: 1, maxLength: 32 }), (value, after) => {
+      const encoded = encodeOrigin(value);
+      const buffer = new Uint8Array(encoded.length + after.length);
+      buffer.set(encoded);
+      buffer.set(after, encoded.length);
+      assert.deepEqual(readOrigin(buffer, 0, 0, encoded.length)?.origin, value);
+      // Cut anywhere inside the origin: refused, although the bytes after the cut are still there.
+      for (let cut = 0; cut < encoded.length; cut++) assert.equal(readOrigin(buffer, 0, 0, cut), undefined);
+    }),
+  );
+});
+
+test('an address decoded once and then seen again with other bytes is decoded again, not served from the cache', () => {
+  const first = encodeOrigin({ kind: 'client', endpoint: { address: '10.0.0.1', port: 9 }, requestId: 1 });
+  const second = encodeOrigin({ kind: 'client', endpoint: { address: '10.0.0.2', port: 9 }, requestId: 2 });
+  const bad = first.slice();
+  bad[2 + 3] = 0xff; // an invalid UTF-8 byte inside the address: refused, and the cache must not keep it
+  assert.equal(readOrigin(bad, 0), undefined);
+  for (const [bytes, address] of [
+    [first, '10.0.0.1'],
+    [second, '10.0.0.2'],
+    [first, '10.0.0.1'],
+  ] as const) {
+    const read = readOrigin(bytes, 0)?.origin;
+    assert.equal(read?.kind === 'client' ? read.endpoint.address : undefined, address);
+  }
+});

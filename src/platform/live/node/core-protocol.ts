@@ -199,8 +199,9 @@ export class FrameReader {
   }
 
   origin(): Origin {
-    const read = readOrigin(this.#bytes, this.offset);
-    if (!read || read.next > this.#end) {
+    // Bounded by this record's end, not the ring's: nothing past the record is read.
+    const read = readOrigin(this.#bytes, this.offset, 0, this.#end);
+    if (!read) {
       this.ok = false;
       return { kind: 'none' };
     }
