@@ -16,6 +16,7 @@
  * over and over. Any non-ASCII address takes the UTF-8 codecs, as before.
  */
 
+import { readU32At, writeU32 } from '../actor/codec-field-base.ts';
 import type { Origin } from '../actor/envelope.ts';
 import { NO_ORIGIN } from '../actor/envelope.ts';
 import { EncodeError } from '../errors.ts';
@@ -49,17 +50,6 @@ export function originSize(origin: Origin, depth = 0): number {
     case 'actor':
       return 1 + 4 + 4 + originSize(origin.parent, depth + 1);
   }
-}
-
-function writeU32(target: Uint8Array, at: number, value: number): void {
-  target[at] = value & 0xff;
-  target[at + 1] = (value >>> 8) & 0xff;
-  target[at + 2] = (value >>> 16) & 0xff;
-  target[at + 3] = (value >>> 24) & 0xff;
-}
-
-function readU32(bytes: Uint8Array, at: number): number {
-  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
 /** Writes `address` as UTF-8 at `at` (length byte before it); returns the offset after it. */
@@ -168,13 +158,13 @@ export function readOrigin(
     const address = readAddress(bytes, offset + 2, end);
     if (address === undefined) return undefined;
     const port = bytes[end]! | (bytes[end + 1]! << 8);
-    const requestId = readU32(bytes, end + 2);
+    const requestId = readU32At(bytes, end + 2);
     return { origin: { kind: 'client', endpoint: { address, port }, requestId }, next: end + 6 };
   }
   if (tag === ACTOR) {
     if (offset + 9 > limit) return undefined;
-    const actor = readU32(bytes, offset + 1) as ActorId;
-    const requestId = readU32(bytes, offset + 5);
+    const actor = readU32At(bytes, offset + 1) as ActorId;
+    const requestId = readU32At(bytes, offset + 5);
     const parent = readOrigin(bytes, offset + 9, depth + 1, limit);
     if (!parent) return undefined;
     return { origin: { kind: 'actor', actor, requestId, parent: parent.origin }, next: parent.next };

@@ -3,6 +3,7 @@
  * core needs to run it. Shared by both domain controllers.
  */
 
+import { writeU32 } from '../../../actor/codec-field-base.ts';
 import type { NetworkEndpoint, Origin } from '../../../actor/envelope.ts';
 import type { ActorId } from '../../../ids.ts';
 import { originSize, writeOrigin } from '../../../runtime/origin-codec.ts';
@@ -10,13 +11,6 @@ import type { SchedRequest } from '../../../sched/types.ts';
 import { HEADER_BYTES } from '../net/wire.ts';
 import { wallNs } from './clock.ts';
 import { WORK_EXEC, WORK_TIMER } from './core-protocol.ts';
-
-function writeU32(bytes: Uint8Array, at: number, value: number): void {
-  bytes[at] = value & 0xff;
-  bytes[at + 1] = (value >>> 8) & 0xff;
-  bytes[at + 2] = (value >>> 16) & 0xff;
-  bytes[at + 3] = (value >>> 24) & 0xff;
-}
 
 /**
  * A client as the NIC knows it: the endpoint its datagrams come from (shared by the origins of all
