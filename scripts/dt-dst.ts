@@ -31,7 +31,6 @@ const cli = commandLineHelpers('dt-dst', USAGE);
 const fail: (message: string) => never = cli.fail;
 const integer = cli.integer;
 
-let parsed: ReturnType<typeof parse>;
 function parse() {
   return parseArgs({
     options: {
@@ -56,16 +55,7 @@ function parse() {
     strict: true,
   });
 }
-try {
-  parsed = parse();
-} catch (error) {
-  fail(error instanceof Error ? error.message : String(error));
-}
-const { values } = parsed;
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+const { values } = cli.parse(parse);
 
 const workload = values.workload ?? 'bank';
 if (workload !== 'bank' && workload !== 'fasst') fail(`--workload must be bank or fasst, got ${workload}`);
@@ -75,9 +65,7 @@ const zipf = values.zipf === undefined ? undefined : Number(values.zipf);
 if (zipf !== undefined && !(Number.isFinite(zipf) && zipf > 0))
   fail(`--zipf must be a number > 0, got ${values.zipf}`);
 
-const single = integer(values.seed, 'seed', 0);
-const from = single ?? integer(values.from, 'from', 0) ?? 1;
-const count = single === undefined ? (integer(values.seeds, 'seeds', 1) ?? 200) : 1;
+const { from, count } = cli.seedRange(values);
 const shards = integer(values.shards, 'shards', 1);
 const clients = integer(values.clients, 'clients', 1);
 const keys = integer(values.keys, 'keys', 3);

@@ -56,17 +56,7 @@ function parse() {
     strict: true,
   });
 }
-let parsed: ReturnType<typeof parse>;
-try {
-  parsed = parse();
-} catch (error) {
-  fail(error instanceof Error ? error.message : String(error));
-}
-const { values } = parsed;
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+const { values } = cli.parse(parse);
 
 const replicas = integer(values.replicas, 'replicas', 1);
 if (replicas !== undefined && replicas !== 3 && replicas !== 5)
@@ -76,9 +66,7 @@ for (const bug of values.bug ?? []) {
   if (!(BUGS as readonly string[]).includes(bug)) fail(`--bug must be one of ${BUGS.join(', ')}, got ${bug}`);
   bugs[bug as BugName] = true;
 }
-const single = integer(values.seed, 'seed', 0);
-const from = single ?? integer(values.from, 'from', 0) ?? 1;
-const count = single === undefined ? (integer(values.seeds, 'seeds', 1) ?? 200) : 1;
+const { single, from, count } = cli.seedRange(values);
 
 const base: Omit<DstOptions, 'seed'> = {
   ...(replicas === undefined ? {} : { replicas }),
