@@ -33,6 +33,7 @@ import {
   snapshotHeap,
 } from '../src/dmo/index.ts';
 import { actorId } from '../src/ids.ts';
+import { compareBytes, median, xorshift32 } from './support.ts';
 
 /** One measured comparison. */
 export interface DmoBenchRow {
@@ -66,18 +67,6 @@ const decoder = new TextDecoder();
 /** Results are summed into this so the optimiser cannot drop the measured work. */
 let sink = 0;
 
-/** xorshift32: the bench's only source of randomness, seeded. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state;
-  };
-}
-
 interface Keys {
   readonly strings: string[];
   readonly bytes: Uint8Array[];
@@ -94,12 +83,6 @@ function makeKeys(count: number, next: () => number): Keys {
     strings.push(key);
   }
   return { strings, bytes: strings.map((key) => encoder.encode(key)) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
@@ -135,15 +118,6 @@ function comparePair(
   return { dmoNs: median(dmoNs), baselineNs: median(baselineNs), ratio: median(ratios) };
 }
 
-function compareKeyBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const difference = a[i]! - b[i]!;
-    if (difference !== 0) return difference;
-  }
-  return a.length - b.length;
-}
-
 /** The sorted-array baseline for the skip list: parallel key/value arrays, binary search. */
 class SortedArrayMap {
   readonly keys: Uint8Array[] = [];
@@ -154,7 +128,7 @@ class SortedArrayMap {
     let high = this.keys.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (compareKeyBytes(this.keys[mid]!, key) < 0) low = mid + 1;
+      if (compareBytes(this.keys[mid]!, key) < 0) low = mid + 1;
       else high = mid;
     }
     return low;
@@ -162,7 +136,7 @@ class SortedArrayMap {
 
   set(key: Uint8Array, value: Uint8Array): void {
     const at = this.#lowerBound(key);
-    if (at < this.keys.length && compareKeyBytes(this.keys[at]!, key) === 0) {
+    if (at < this.keys.length && compareBytes(this.keys[at]!, key) === 0) {
       this.values[at] = value;
       return;
     }
@@ -172,7 +146,7 @@ class SortedArrayMap {
 
   get(key: Uint8Array): Uint8Array | undefined {
     const at = this.#lowerBound(key);
-    return at < this.keys.length && compareKeyBytes(this.keys[at]!, key) === 0 ? this.values[at] : undefined;
+    return at < this.keys.length && compareBytes(this.keys[at]!, key) === 0 ? this.values[at] : undefined;
   }
 }
 
@@ -479,7 +453,7 @@ export async function runDmoBench(options: DmoBenchOptions = {}): Promise<DmoBen
   const seed = options.seed ?? 0x1badb002;
   const rounds = options.rounds ?? 7;
   const log = options.log ?? (() => {});
-  const next = generator(seed);
+  const next = xorshift32(seed);
   const keys = makeKeys(Math.max(...sizes), next);
   const rows: DmoBenchRow[] = [];
   for (const entries of sizes) {

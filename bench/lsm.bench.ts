@@ -29,6 +29,7 @@ import { DmoMemtable, LsmTree, type Memtable, PlainMemtable } from '../src/apps/
 import { DmoDomain } from '../src/dmo/index.ts';
 import { actorId } from '../src/ids.ts';
 import { type BenchRow, printRows } from './report.ts';
+import { compareBytes, median, xorshift32 } from './support.ts';
 
 /** Options of `runLsmBench`. */
 export interface LsmBenchOptions {
@@ -46,17 +47,6 @@ const KEY_BYTES = 16;
 const VALUE_BYTES = 100;
 /** Results go here so the optimiser cannot drop the measured work. */
 let sink = 0;
-
-function generator(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state;
-  };
-}
 
 function randomKeys(count: number, next: () => number): Uint8Array[] {
   const keys: Uint8Array[] = [];
@@ -76,21 +66,6 @@ function randomKeys(count: number, next: () => number): Uint8Array[] {
 
 function latin1(bytes: Uint8Array): string {
   return String.fromCharCode(...bytes);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const common = Math.min(a.length, b.length);
-  for (let i = 0; i < common; i++) {
-    const difference = a[i]! - b[i]!;
-    if (difference !== 0) return difference;
-  }
-  return a.length - b.length;
 }
 
 /** Binary search over sorted keys: the in-memory baseline for point reads. */
@@ -263,7 +238,7 @@ function readRows(root: string, keys: readonly Uint8Array[], value: Uint8Array, 
   const tables = 8;
   const hits = keys.slice(0, 5_000);
   // Misses inside the tables' key range: only the Bloom filter (or a block read) rules them out.
-  const misses = randomKeys(5_000, generator(0xbad5eed));
+  const misses = randomKeys(5_000, xorshift32(0xbad5eed));
   const sorted = [...keys].sort(compareBytes);
   const baselineHit = (): number => {
     for (const key of hits) sink += lowerBound(sorted, key);
@@ -423,7 +398,7 @@ export function runLsmBench(options: LsmBenchOptions = {}): BenchRow[] {
   log(
     `lsm bench: ${entries} keys of ${KEY_BYTES} B, values ${VALUE_BYTES} B, seed 0x${seed.toString(16)}, ${rounds} rounds`,
   );
-  const keys = randomKeys(entries, generator(seed));
+  const keys = randomKeys(entries, xorshift32(seed));
   const value = new Uint8Array(VALUE_BYTES).fill(0x76);
   const root = mkdtempSync(join(tmpdir(), 'ipipe-lsm-bench-'));
   try {
@@ -433,7 +408,7 @@ export function runLsmBench(options: LsmBenchOptions = {}): BenchRow[] {
     rows.push(...readRows(root, keys, value, rounds));
     log('lsm bench: flush and compaction');
     rows.push(
-      ...compactionRows(root, randomKeys(entries * 2, generator(seed + 1)), value, Math.min(rounds, 3)),
+      ...compactionRows(root, randomKeys(entries * 2, xorshift32(seed + 1)), value, Math.min(rounds, 3)),
     );
     if (sink === 42) log('');
     return rows;
