@@ -135,6 +135,9 @@ class Codec<M> implements MessageCodec<M> {
   readonly variantNames: readonly string[];
   readonly #byTag: readonly Variant[];
   readonly #byName: ReadonlyMap<string, Variant>;
+  /** The variant the last message named (private fields stay writable in the frozen codec). */
+  #lastType: string | undefined;
+  #lastVariant: Variant | undefined;
 
   constructor(variants: readonly Variant[]) {
     this.#byTag = variants;
@@ -219,6 +222,8 @@ class Codec<M> implements MessageCodec<M> {
       throw new CodecEncodeError('', `expected a message object with a "type", got ${got}`);
     }
     const type: unknown = (message as { readonly type?: unknown }).type;
+    // Most codecs see one type at a time (an echo, a stream of puts): a string compare, not a probe.
+    if (type === this.#lastType && this.#lastVariant !== undefined) return this.#lastVariant;
     const variant = typeof type === 'string' ? this.#byName.get(type) : undefined;
     if (variant === undefined) {
       throw new CodecEncodeError(
@@ -227,6 +232,8 @@ class Codec<M> implements MessageCodec<M> {
           `this codec has ${this.variantNames.join(', ')}`,
       );
     }
+    this.#lastType = type as string;
+    this.#lastVariant = variant;
     return variant;
   }
 

@@ -5,7 +5,9 @@
  */
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { CodecEncodeError } from '../../src/actor/index.ts';
 import { EncodeError } from '../../src/errors.ts';
 import { MAX_ACTOR_ID } from '../../src/ids.ts';
@@ -179,3 +181,31 @@ describe('encode errors', () => {
     assert.throws(() => rich.encodeInto({ type: 'empty' }, [] as never, 0), CodecEncodeError);
   });
 });
+
+// Field lists measure through code generated per list (codec-compound.ts, compileMeasure); where
+// code generation from strings is disabled they fall back to a loop. Every case above must hold
+// on that path too: the file runs again in a child process with code generation off.
+const LOOP_CHILD = 'IPIPE_CODEC_LOOP_CHILD';
+function childEnv(): NodeJS.ProcessEnv {
+  // Without NODE_TEST_CONTEXT the child's runner prints its TAP report instead of streaming to ours.
+  const { NODE_TEST_CONTEXT: _ours, ...env } = process.env;
+  return { ...env, [LOOP_CHILD]: '1' };
+}
+if (process.env[LOOP_CHILD] === undefined) {
+  it('gives the same sizes and errors with code generation from strings disabled', () => {
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--disallow-code-generation-from-strings',
+        '--import',
+        'tsx',
+        '--test',
+        fileURLToPath(import.meta.url),
+      ],
+      { encoding: 'utf8', env: childEnv(), timeout: 60_000 },
+    );
+    assert.equal(child.status, 0, `${child.stdout}\n${child.stderr}`);
+    assert.match(child.stdout, /# fail 0/);
+    assert.doesNotMatch(child.stdout, /# pass 0\b/);
+  });
+}

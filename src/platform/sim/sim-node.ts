@@ -174,6 +174,8 @@ export class SimNode {
 
   // NIC cores
   readonly #nicBusy: boolean[];
+  /** How many NIC cores are not busy: under load it is 0 on most arrivals, and the pump stops at once. */
+  #nicIdleCores: number;
   readonly #nicRequest: (SimRequest | null)[];
   readonly #nicOutbox: Outbound[][];
   readonly #nicBusyNs: Float64Array;
@@ -270,6 +272,7 @@ export class SimNode {
     });
 
     this.#nicBusy = new Array<boolean>(this.nicCores).fill(false);
+    this.#nicIdleCores = this.nicCores;
     this.#nicRequest = new Array<SimRequest | null>(this.nicCores).fill(null);
     this.#nicOutbox = Array.from({ length: this.nicCores }, () => []);
     this.#nicBusyNs = new Float64Array(this.nicCores);
@@ -569,6 +572,7 @@ export class SimNode {
 
   /** Every idle NIC core takes work until it is busy or there is none. */
   #pumpNic(): void {
+    if (this.#nicIdleCores === 0) return;
     const now = this.kernel.now();
     const scheduler = this.scheduler;
     for (let core = 0; core < this.nicCores; core++) {
@@ -620,7 +624,7 @@ export class SimNode {
       if (overheadNs > 0) {
         scheduler.recordOverhead(core, overheadNs);
         this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs;
-        this.#nicBusy[core] = true;
+        this.#setNicBusy(core);
         this.kernel.scheduleAfter(this.#kind.nicFree, Math.round(overheadNs), core, 0);
       }
     }
@@ -648,7 +652,7 @@ export class SimNode {
       this.#outbox = null;
     }
     this.#nicRequest[core] = request;
-    this.#nicBusy[core] = true;
+    this.#setNicBusy(core);
     this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs + busyNs;
     this.kernel.scheduleAfter(this.#kind.nicDone, Math.max(1, Math.round(overheadNs + busyNs)), core, 0);
   }
@@ -657,7 +661,7 @@ export class SimNode {
     const now = this.kernel.now();
     const request = this.#nicRequest[core] as SimRequest;
     this.#nicRequest[core] = null;
-    this.#nicBusy[core] = false;
+    this.#setNicIdle(core);
     const outbox = this.#nicOutbox[core] as Outbound[];
     const decisions = this.scheduler.complete(core, now);
     // By index, to the current length: a message dispatched here can restart this core, whose
@@ -676,8 +680,20 @@ export class SimNode {
   }
 
   #nicFree(core: number): void {
-    this.#nicBusy[core] = false;
+    this.#setNicIdle(core);
     this.#pumpNic();
+  }
+
+  #setNicBusy(core: number): void {
+    if (this.#nicBusy[core]) return;
+    this.#nicBusy[core] = true;
+    this.#nicIdleCores--;
+  }
+
+  #setNicIdle(core: number): void {
+    if (!this.#nicBusy[core]) return;
+    this.#nicBusy[core] = false;
+    this.#nicIdleCores++;
   }
 
   // ── host side ────────────────────────────────────────────────────────────────────────────────
