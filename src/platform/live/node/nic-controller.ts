@@ -49,6 +49,7 @@ import {
   LINK_REQUEST,
   LINK_STOP,
 } from './channel-link.ts';
+import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
 import {
   type CoreOutput,
@@ -94,10 +95,6 @@ function clientOf(origin: Origin): ClientOrigin | undefined {
   let at: Origin = origin;
   while (at.kind === 'actor') at = at.parent;
   return at.kind === 'client' ? at : undefined;
-}
-
-function endpointKey(endpoint: { readonly address: string; readonly port: number }): string {
-  return `${endpoint.address}:${endpoint.port}`;
 }
 
 /** One completed live migration, phase by phase. */
@@ -178,17 +175,9 @@ export class NicController {
   /** What each core holds, in the order it runs them (the scheduler's coreQueueDepth bounds it). */
   readonly #held: LiveRequest[][] = [];
   readonly #skipped: Uint8Array;
-  readonly #clientIds = new Map<string, number>();
-  /**
-   * Each client id's endpoint (its latest), to relay answers another node sends back for them,
-   * with that endpoint's key built once: the per-request path looks it up by number.
-   */
-  readonly #clients = new Map<number, LiveClient>();
-  /** Clients of other nodes that this node answers: the entry node to relay the answer through. */
-  readonly #relayVia = new Map<string, PeerEndpoint>();
+  /** The clients this node answers (its own, and other nodes' it relays for), bounded. */
+  readonly #clients = new ClientDirectory();
   readonly #peerKeys: ReadonlySet<string>;
-  /** Clients that talk to this node itself (answered directly, never relayed). */
-  readonly #ownClients = new Set<string>();
   readonly #dedup = new RequestDedup(DEDUP_ENTRIES);
   #replySlab = new Uint8Array(REPLY_SLAB_BYTES);
   #replySlabUsed = 0;
@@ -370,6 +359,7 @@ export class NicController {
     if (this.#manageStopped) return;
     const busy = this.#managementCompletions > 0;
     this.#managementCompletions = 0;
+    this.#clients.sweep(performance.now());
     if (!busy) {
       this.#apply(this.scheduler.manage(wallNs()));
       this.#pump();
@@ -414,7 +404,8 @@ export class NicController {
     }
     this.requests++;
     const target = frame.targetActorId as ActorId;
-    const client = this.#clientAt(frame.clientId, remote);
+    const nowMs = performance.now();
+    const client = this.#clients.ownClient(frame.clientId, remote.address, remote.port, nowMs);
     const origin: ClientOrigin = { kind: 'client', endpoint: client.endpoint, requestId: frame.requestId };
     // A retransmission of a request we already have: answer from the cache, never run it twice.
     const seen = this.#dedup.find(frame.clientId, frame.requestId);
@@ -439,32 +430,10 @@ export class NicController {
       return;
     }
     const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
-    const nowMs = performance.now();
     const request = new LiveRequest(target, origin, payload, 0, client, wallNsAt(nowMs));
     this.#dedup.add(frame.clientId, frame.requestId, request.arrivalNs);
     this.scheduler.arrive(request, request.arrivalNs);
     this.#pump(nowMs);
-  }
-
-  /**
-   * The client `clientId` talking from `remote`: its record, made anew (and the endpoint tables
-   * updated) only when the id is new or has moved to another endpoint.
-   */
-  #clientAt(clientId: number, remote: RemoteInfo): LiveClient {
-    let client = this.#clients.get(clientId);
-    if (
-      client === undefined ||
-      client.endpoint.port !== remote.port ||
-      client.endpoint.address !== remote.address
-    ) {
-      const endpoint = { address: remote.address, port: remote.port };
-      client = { clientId, endpoint, key: endpointKey(endpoint) };
-      this.#clients.set(clientId, client);
-      this.#ownClients.add(client.key);
-    }
-    // The endpoint's latest client id (a client restarted on the same port gets a new one).
-    if (this.#clientIds.get(client.key) !== clientId) this.#clientIds.set(client.key, clientId);
-    return client;
   }
 
   // ── other nodes of the cluster ───────────────────────────────────────────────────────────────
@@ -497,12 +466,9 @@ export class NicController {
       return;
     }
     const client = clientOf(decoded.origin);
-    if (client !== undefined && !this.#ownClients.has(endpointKey(client.endpoint))) {
-      // This node may answer another node's client: the answer goes back through that node.
-      const key = endpointKey(client.endpoint);
-      this.#clientIds.set(key, frame.clientId);
-      this.#relayVia.set(key, { address: remote.address, port: remote.port });
-    }
+    // This node may answer another node's client: the answer goes back through that node.
+    if (client !== undefined)
+      this.#clients.noteRelayed(client.endpoint, frame.clientId, remote, performance.now());
     this.#arrive(new LiveRequest(target, decoded.origin, payload.slice(decoded.next), 0));
   }
 
@@ -520,7 +486,7 @@ export class NicController {
     frame.set(origin, HEADER_BYTES);
     frame.set(request.payload, HEADER_BYTES + origin.length);
     const client = clientOf(request.origin);
-    const clientId = client === undefined ? 0 : (this.#clientIds.get(endpointKey(client.endpoint)) ?? 0);
+    const clientId = client === undefined ? 0 : this.#clients.clientIdAt(endpointKey(client.endpoint));
     try {
       sealFrame(
         frame,
@@ -539,7 +505,7 @@ export class NicController {
 
   /** Another node answered one of this node's clients: pass the sealed frame on unchanged. */
   #relayToClient(bytes: Uint8Array, frame: FrameView): void {
-    const endpoint = this.#clients.get(frame.clientId)?.endpoint;
+    const endpoint = this.#clients.endpointOf(frame.clientId);
     if (endpoint === undefined) {
       this.#drop('relay-unknown-client');
       return;
@@ -586,7 +552,7 @@ export class NicController {
   ): void {
     const key =
       client !== undefined && client.endpoint === origin.endpoint ? client.key : endpointKey(origin.endpoint);
-    const clientId = this.#clientIds.get(key) ?? 0;
+    const clientId = this.#clients.clientIdAt(key);
     const frame = this.#replyFrame(HEADER_BYTES + reply.length);
     encodeFrame(
       frame,
@@ -598,7 +564,7 @@ export class NicController {
     if (kind === 'reply') this.replies++;
     else this.errorReplies++;
     this.#answered(clientId, origin.requestId, frame, actor);
-    const via = this.#relayVia.get(key);
+    const via = this.#clients.relayFor(key);
     if (via !== undefined) this.#socket?.send(frame, via.port, via.address);
     else this.#socket?.send(frame, origin.endpoint.port, origin.endpoint.address);
   }
