@@ -338,6 +338,19 @@ export class ExperimentNoCapacityError extends IpipeError {
   }
 }
 
+/**
+ * A cluster member process (an RKV replica, or a node of an RTA/DT cluster) exited or did not
+ * report ready in time while the cluster was starting. The message says which one and where its
+ * log or stderr is; `member` is its replica or node id.
+ */
+export class ClusterStartError extends IpipeError {
+  readonly member: number;
+  constructor(member: number, message: string) {
+    super('IPIPE_ERR_CLUSTER_START_FAILED', message);
+    this.member = member;
+  }
+}
+
 /** Narrowing helper for catch blocks: `if (isIpipeError(e, 'IPIPE_ERR_DMO_OUT_OF_BOUNDS'))`. */
 export function isIpipeError(value: unknown, code?: ErrorCode): value is IpipeError {
   return value instanceof IpipeError && (code === undefined || value.code === code);

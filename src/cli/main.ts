@@ -361,9 +361,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (error instanceof IpipeError) {
       process.stderr.write(`ipipe: ${error.message} [${error.code}]\n`);
-      return error.code === 'IPIPE_ERR_CLI_USAGE' || error.code === 'IPIPE_ERR_CONFIG_INVALID'
-        ? EXIT_USAGE
-        : EXIT_CHECK_FAILED;
+      if (error.code === 'IPIPE_ERR_CLI_USAGE' || error.code === 'IPIPE_ERR_CONFIG_INVALID')
+        return EXIT_USAGE;
+      // A cluster member that would not start (a port in use, a damaged file) is the environment's.
+      if (error.code === 'IPIPE_ERR_CLUSTER_START_FAILED') return EXIT_ENVIRONMENT;
+      return EXIT_CHECK_FAILED;
     }
     throw error;
   }

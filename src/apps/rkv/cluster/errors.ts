@@ -4,7 +4,7 @@
  * replica-to-replica frames. Codes `IPIPE_ERR_CLUSTER_*`, documented in docs/errors.md.
  */
 
-import { IpipeError } from '../../../errors.ts';
+import { ClusterStartError, IpipeError } from '../../../errors.ts';
 
 /** A cluster option out of range, or one that contradicts the data directory's recorded shape. */
 export class ClusterOptionsError extends IpipeError {
@@ -30,16 +30,14 @@ export class ClusterDataDirInUseError extends IpipeError {
 }
 
 /** A replica process exited, or did not report ready in time, while the cluster started. */
-export class ClusterStartError extends IpipeError {
-  readonly replicaId: number;
-  constructor(replicaId: number, why: string, logPath: string) {
-    super(
-      'IPIPE_ERR_CLUSTER_START_FAILED',
-      `replica ${replicaId} did not start: ${why}; see its log ${logPath}, fix the cause and start again`,
-    );
-    this.replicaId = replicaId;
-  }
+export function replicaStartError(replicaId: number, why: string, logPath: string): ClusterStartError {
+  return new ClusterStartError(
+    replicaId,
+    `replica ${replicaId} did not start: ${why}; see its log ${logPath}, fix the cause and start again`,
+  );
 }
+
+export { ClusterStartError };
 
 /** `cluster down` / `cluster status` found no (readable) cluster state file. */
 export class ClusterNotRunningError extends IpipeError {

@@ -23,7 +23,7 @@ import {
   ClusterDataDirInUseError,
   ClusterNotRunningError,
   ClusterOptionsError,
-  ClusterStartError,
+  replicaStartError,
 } from './errors.ts';
 import {
   type ClusterReplicaConfig,
@@ -407,7 +407,7 @@ export class ClusterSupervisor {
       const timeoutMs = this.options.readyTimeoutMs ?? 60_000;
       const timer = setTimeout(() => {
         if (started) return;
-        fail(new ClusterStartError(child.replicaId, `no ready report within ${timeoutMs} ms`, child.logPath));
+        fail(replicaStartError(child.replicaId, `no ready report within ${timeoutMs} ms`, child.logPath));
         processHandle.kill('SIGKILL');
       }, timeoutMs);
       processHandle.on('message', (raw) => {
@@ -434,8 +434,8 @@ export class ClusterSupervisor {
           started = true;
           fail(
             message.code === 'IPIPE_ERR_CLUSTER_DATA_DIR_IN_USE'
-              ? new ClusterStartError(child.replicaId, message.message, child.logPath)
-              : new ClusterStartError(child.replicaId, `${message.message} [${message.code}]`, child.logPath),
+              ? replicaStartError(child.replicaId, message.message, child.logPath)
+              : replicaStartError(child.replicaId, `${message.message} [${message.code}]`, child.logPath),
           );
         }
       });
@@ -455,7 +455,7 @@ export class ClusterSupervisor {
         if (!started) {
           started = true;
           fail(
-            new ClusterStartError(
+            replicaStartError(
               child.replicaId,
               `the process exited (code ${code}, signal ${signal})`,
               child.logPath,

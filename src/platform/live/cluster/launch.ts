@@ -8,18 +8,14 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { IpipeError } from '../../../errors.ts';
+import { ClusterStartError } from '../../../errors.ts';
 import type { ClusterSpec } from './cluster-file.ts';
 
 /** The `ipipe` entry point of this package (bin/ipipe.mjs runs sources through tsx, or dist/). */
 const IPIPE_BIN = fileURLToPath(new URL('../../../../bin/ipipe.mjs', import.meta.url));
 
-/** A node process that did not come up: the message carries its stderr's last lines. */
-export class ClusterStartError extends IpipeError {
-  constructor(message: string) {
-    super('IPIPE_ERR_CLUSTER_START_FAILED', message);
-  }
-}
+// A node process that did not come up: the error's message carries its stderr's last lines.
+export { ClusterStartError };
 
 /** What a node process printed once serving (`ipipe run --json`'s banner). */
 export interface NodeBanner {
@@ -114,7 +110,12 @@ export class LocalCluster {
       let stdout = '';
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new ClusterStartError(`node ${nodeId} did not start serving in time; its stderr:\n${stderr}`));
+        reject(
+          new ClusterStartError(
+            nodeId,
+            `node ${nodeId} did not start serving in time; its stderr:\n${stderr}`,
+          ),
+        );
       }, this.#options.startTimeoutMs ?? 60_000);
       child.stdout?.setEncoding('utf8');
       const onData = (text: string) => {
@@ -133,7 +134,10 @@ export class LocalCluster {
       exited.then((code) => {
         clearTimeout(timer);
         reject(
-          new ClusterStartError(`node ${nodeId} exited (${code}) before serving; its stderr:\n${stderr}`),
+          new ClusterStartError(
+            nodeId,
+            `node ${nodeId} exited (${code}) before serving; its stderr:\n${stderr}`,
+          ),
         );
       });
     });
