@@ -338,12 +338,21 @@ class ClosedRun {
     this.windowStartMs = startMs;
     this.windowEndMs = endMs;
   }
+  #stopped = false;
   submit(slot: ClosedSlot): void {
     this.tally.inFlight++;
     this.#client.submit(this.#actor, this.#payloads.next(), slot);
   }
   next(slot: ClosedSlot): void {
-    if (performance.now() < this.windowEndMs) slot.send();
+    if (!this.#stopped && performance.now() < this.windowEndMs) slot.send();
+  }
+  /**
+   * No request starts after this. The window's timer can fire a fraction of a millisecond before
+   * `performance.now()` reaches the window's end; without the flag an answer arriving in that gap
+   * started one more request after the drain had begun, and the client closed under it.
+   */
+  stop(): void {
+    this.#stopped = true;
   }
 }
 
@@ -383,6 +392,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const run = new ClosedRun(client, options.actor, payloads, tally, windowStartMs, windowEndMs);
       for (let i = 0; i < options.mode.outstanding; i++) new ClosedSlot(run).send();
       await sleep(Math.max(0, windowEndMs - performance.now()));
+      run.stop();
     } else {
       await runOpenLoop(
         client,
