@@ -98,6 +98,13 @@ export const REGION_WORD = {
   bitmap: 16,
   /** REGION_FLAG_* bits, fixed when the region is handed out. */
   flags: 20,
+  /**
+   * Bumped (mod 2^32) by every allocate and free. A collection that caches what it validated
+   * about its own objects (DmoHashMap: its root and table) re-validates when this or the owner
+   * tag changed: no object can be freed, reused or replaced without changing it. 0 in a fresh
+   * region; words 22–23 are reserved (0).
+   */
+  mutations: 21,
   /** First class list head; class c's head is word classHeads + c. */
   classHeads: 24,
 } as const;

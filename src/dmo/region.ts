@@ -103,6 +103,9 @@ export class Region {
   readonly #ownerTagWord: number;
   readonly #dataTopWord: number;
   readonly #layoutEpochWord: number;
+  readonly #mutationsWord: number;
+  /** The owner tag as the int32 with the same bits (compared with an Int32Array load). */
+  readonly #ownerTagInt32: number;
   /** `base / 4`: word index of the region's first byte (base is 16-aligned). */
   readonly #baseWord: number;
   /** Word index one past the region's last word: slot s's row starts at endWord − 4s. */
@@ -129,6 +132,7 @@ export class Region {
     this.#ownerTagWord = this.#headerWord + REGION_WORD.ownerTag;
     this.#dataTopWord = this.#headerWord + REGION_WORD.dataTop;
     this.#layoutEpochWord = this.#headerWord + REGION_WORD.layoutEpoch;
+    this.#mutationsWord = this.#headerWord + REGION_WORD.mutations;
     this.#baseWord = base >>> 2;
     this.regionBytes = memory.u32[this.#headerWord + REGION_WORD.regionBytes]!;
     this.#endWord = (base + this.regionBytes) >>> 2;
@@ -137,6 +141,7 @@ export class Region {
     this.owner = owner;
     this.#ownerBase = owner * OWNER_MULTIPLIER;
     this.#ownerTag = ownerTag(owner, this.incarnation);
+    this.#ownerTagInt32 = this.#ownerTag | 0;
     this.#locking =
       memory.shared && (memory.u32[this.#headerWord + REGION_WORD.flags]! & REGION_FLAG_EXCLUSIVE) === 0;
   }
@@ -185,6 +190,21 @@ export class Region {
   /** See REGION_WORD.layoutEpoch: when it changes, every cached object offset is stale. */
   layoutEpoch(): number {
     return this.u32[this.#layoutEpochWord]!;
+  }
+
+  /** REGION_WORD.mutations as an int32: read it before validating what a cache will keep. */
+  mutationStamp(): number {
+    return this.#i32[this.#mutationsWord]!;
+  }
+
+  /**
+   * True while the region is still this handle's (owner tag and incarnation) and no object has
+   * been allocated or freed since `stamp` was read: every object that was live then still is, at
+   * the same place, with the same size.
+   */
+  unchangedSince(stamp: number): boolean {
+    const i32 = this.#i32;
+    return i32[this.#mutationsWord] === stamp && i32[this.#ownerTagWord] === this.#ownerTagInt32;
   }
 
   /** Region offset one past the highest byte ever handed out as data. */
@@ -259,6 +279,19 @@ export class Region {
   /** `base / 4`: the word index of the region's first byte. */
   get baseWord(): number {
     return this.#baseWord;
+  }
+
+  /**
+   * Word index one past the region's last word: slot s's row starts at `endWord − 4s`. For
+   * collections that resolve many links in one operation inline (see DmoHashMap's probe).
+   */
+  get endWord(): number {
+    return this.#endWord;
+  }
+
+  /** Slots 1..slotLimit() exist (a read through a precomputed word index, for hot paths). */
+  slotLimit(): number {
+    return this.u32[this.#slotCountWord]!;
   }
 
   /** Absolute start of a live object, or throws the precise error. */
@@ -387,6 +420,7 @@ export class Region {
     u32[row + ROW_WORD.meta] = generation | ROW_LIVE;
     u32[header + REGION_WORD.liveObjects]!++;
     u32[header + REGION_WORD.usedBytes] = u32[header + REGION_WORD.usedBytes]! + blockBytes;
+    u32[this.#mutationsWord] = u32[this.#mutationsWord]! + 1;
     // Zero-fill: a block may hold a previous object's bytes (ours, or a former owner's). Blocks
     // are 16-byte aligned multiples of 16, so whole words up to the size rounded to 4 are ours.
     const start = this.base + offset;
@@ -588,6 +622,7 @@ export class Region {
     u32[header + REGION_WORD.freeSlotTail] = slot;
     u32[header + REGION_WORD.liveObjects]!--;
     u32[header + REGION_WORD.usedBytes] = u32[header + REGION_WORD.usedBytes]! - blockBytes;
+    u32[this.#mutationsWord] = u32[this.#mutationsWord]! + 1;
   }
 
   // ---- whole-region views -------------------------------------------------------------------

@@ -64,10 +64,10 @@ test('grows through many rehashes and keeps every entry; deletes leave no holes 
     assert.equal(map.getStringValue(`key-${i}`), i % 2 === 0 ? undefined : `value-${i}`);
   }
   assert.equal(map.size, n / 2);
-  const before = heap.stats().liveObjects;
+  assert.ok(heap.stats().liveObjects > 2);
   map.clear();
   assert.equal(map.size, 0);
-  assert.equal(heap.stats().liveObjects, before - n / 2);
+  assert.equal(heap.stats().liveObjects, 2, 'clear frees every entry and slab; the root and table stay');
   map.destroy();
   assert.equal(heap.stats().liveObjects, 0, 'destroy frees every object of the map');
 });
@@ -96,15 +96,23 @@ test('copy-free reads: getInto and getView', () => {
 test('values grow in place within their block and move when they outgrow it', () => {
   const heap = makeDomain().createHeap(A);
   const map = DmoHashMap.create(heap);
-  map.set(bytes('k'), new Uint8Array(1).fill(1));
+  map.set(bytes('k'), new Uint8Array(1).fill(1)); // a 32-byte slab entry (16 header + 4 key + 1)
   const objects = heap.stats().liveObjects;
-  map.set(bytes('k'), new Uint8Array(8).fill(2)); // still inside the entry's 32-byte block
-  assert.equal(heap.stats().liveObjects, objects);
-  map.set(bytes('k'), new Uint8Array(300).fill(3));
-  assert.equal(heap.stats().liveObjects, objects, 'the old entry was freed');
+  const used = heap.stats().usedBytes;
+  map.set(bytes('k'), new Uint8Array(8).fill(2)); // still inside the entry's 32 bytes
+  assert.equal(heap.stats().usedBytes, used, 'grew in place');
+  map.set(bytes('k'), new Uint8Array(300).fill(3)); // 320 bytes: an object of its own
+  assert.equal(heap.stats().liveObjects, objects + 1);
   assert.deepEqual(map.get(bytes('k')), new Uint8Array(300).fill(3));
-  map.set(bytes('k'), new Uint8Array(0));
-  assert.deepEqual(map.get(bytes('k')), new Uint8Array(0));
+  // The 32-byte entry it left went back to its slab's free list: the next one takes it.
+  map.set(bytes('j'), new Uint8Array(3).fill(4));
+  assert.equal(heap.stats().liveObjects, objects + 1, 'the old entry was reused');
+  map.set(bytes('k'), new Uint8Array(0)); // shrinks in place
+  assert.equal(heap.stats().liveObjects, objects + 1);
+  map.delete(bytes('k'));
+  assert.equal(heap.stats().liveObjects, objects, 'deleting frees an entry object');
+  assert.equal(map.get(bytes('k')), undefined);
+  assert.deepEqual(map.get(bytes('j')), new Uint8Array(3).fill(4));
 });
 
 test('string helpers handle non-ASCII keys and values', () => {
@@ -251,32 +259,46 @@ test('links above 2^31 (slot generations ≥ 128) resolve; a freed root is refus
   throwsCode(() => map.set(key, bytes('x')), 'IPIPE_ERR_DMO_UNKNOWN_OBJECT');
 });
 
-test('a cached entry offset that is misaligned or outside the data is re-translated, never trusted', () => {
+test('a forged entry offset (misaligned, past its object) is refused, never trusted', () => {
+  // A slot's offset is where the entry starts inside its slab or object; it is checked against
+  // that object's size before any word of the entry is read. A forged one makes the operation
+  // fail with DmoCollectionFormatError; the untouched slots keep working.
   const heap = makeDomain({ regionBytes: 64 * 1024 }).createHeap(A);
   const map = DmoHashMap.create(heap);
   const keys = Array.from({ length: 6 }, (_, i) => bytes(`key-number-${i}`.padEnd(16, '.')));
   for (const [i, key] of keys.entries()) map.set(key, bytes(`value-${i}`));
+  const big = bytes('a key whose value is an object of its own');
+  map.set(big, new Uint8Array(400).fill(9));
   const tableLocal = heap.readU32(map.rootId, 16); // root word 4: the table's link
   const tableId = [...heap.objects()].find((id) => id % 2 ** 32 === tableLocal)!;
-  // Misaligned by 1, 2 and 3 bytes (the same word, so its own link would still match), or past
-  // the data: each must send the lookup back to the object table, which rewrites the offset.
   const forge = [
     (offset: number) => offset + 1,
     (offset: number) => offset + 2,
     (offset: number) => offset + 3,
+    () => 0xffff_fff0,
+    () => 8192, // aligned, inside the region's data, past the slab
   ];
-  forge.push(() => 0xffff_fff0);
-  let forgedSlots = 0;
+  let forged = 0;
   for (let slot = 0; slot < 16; slot++) {
     if (heap.readU32(tableId, slot * 12 + 4) === 0) continue;
     const offset = heap.readU32(tableId, slot * 12 + 8);
-    heap.writeU32(tableId, slot * 12 + 8, forge[forgedSlots % forge.length]!(offset));
-    forgedSlots++;
+    for (const change of forge) {
+      heap.writeU32(tableId, slot * 12 + 8, change(offset));
+      const probe = [...keys, big].filter((key) => {
+        try {
+          map.get(key);
+          return false;
+        } catch (error) {
+          assert.equal((error as { code?: string }).code, 'IPIPE_ERR_DMO_COLLECTION_FORMAT');
+          return true;
+        }
+      });
+      assert.ok(probe.length >= 1, `slot ${slot}: a forged offset ${change(offset)} was used`);
+      forged++;
+    }
+    heap.writeU32(tableId, slot * 12 + 8, offset);
   }
-  assert.equal(forgedSlots, keys.length);
+  assert.equal(forged, (keys.length + 1) * forge.length);
   for (const [i, key] of keys.entries()) assert.deepEqual(map.get(key), bytes(`value-${i}`));
-  for (let slot = 0; slot < 16; slot++) {
-    if (heap.readU32(tableId, slot * 12 + 4) === 0) continue;
-    assert.equal(heap.readU32(tableId, slot * 12 + 8) % 16, 0, `slot ${slot}'s offset was repaired`);
-  }
+  assert.deepEqual(map.get(big), new Uint8Array(400).fill(9));
 });

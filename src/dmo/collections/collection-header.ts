@@ -28,8 +28,20 @@ export const COLLECTION_MAGIC = {
 /** The collection kinds, by their magic-number names. */
 export type CollectionKind = keyof typeof COLLECTION_MAGIC;
 
-/** Version of every collection's object layout (checked on open). */
+/** Version of every collection's object layout (checked on open), unless the kind has its own below. */
 export const COLLECTION_LAYOUT_VERSION = 1;
+
+/**
+ * Kinds whose layout changed since version 1. The hash map is at 2: its root holds slab free
+ * lists and small entries live in per-map slabs (see hash-map.ts); a version-1 root is refused on
+ * open rather than misread.
+ */
+const KIND_LAYOUT_VERSION: Partial<Record<CollectionKind, number>> = { hashMap: 2 };
+
+/** The layout version `kind`'s roots carry. */
+export function layoutVersionOf(kind: CollectionKind): number {
+  return KIND_LAYOUT_VERSION[kind] ?? COLLECTION_LAYOUT_VERSION;
+}
 
 const KIND_NAMES: Record<CollectionKind, string> = {
   hashMap: 'DmoHashMap',
@@ -43,7 +55,7 @@ const KIND_NAMES: Record<CollectionKind, string> = {
 export function initRoot(region: Region, rootId: ObjectId, kind: CollectionKind): number {
   const word = region.startOf(rootId) >>> 2;
   region.u32[word] = COLLECTION_MAGIC[kind];
-  region.u32[word + 1] = COLLECTION_LAYOUT_VERSION;
+  region.u32[word + 1] = layoutVersionOf(kind);
   return word;
 }
 
@@ -64,9 +76,11 @@ export function checkRoot(region: Region, rootId: ObjectId, kind: CollectionKind
         `not of a ${name}: open it with the class that created it`,
     );
   }
-  if (region.u32[word + 1] !== COLLECTION_LAYOUT_VERSION) {
+  const version = layoutVersionOf(kind);
+  if (region.u32[word + 1] !== version) {
     throw new DmoCollectionFormatError(
-      `${name} at object ${rootId} has layout version ${region.u32[word + 1]}, this build reads ${COLLECTION_LAYOUT_VERSION}`,
+      `${name} at object ${rootId} has layout version ${region.u32[word + 1]}, this build reads ${version}: ` +
+        'restore it with the build that wrote it',
     );
   }
   if (sizeBytes !== rootBytes) {

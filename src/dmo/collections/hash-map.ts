@@ -5,14 +5,53 @@
  * structures so that the runtime can migrate them as plain objects).
  *
  * Objects (a *link* is a local id: the low 32 bits of an ObjectId, generation·2^24 + slot; the
- * owner is implied because a collection never spans actors; 0 = none):
+ * owner is implied because a collection never spans actors; 0 = none). Layout version 2:
  *
- *   root   (32 B)  [magic, version, count, capacity, table link, seed, table offset, epoch]   u32
- *   table  (capacity × 12 B)  slot i = [hash, entry link, entry offset]; entry link 0 = empty
- *   entry  (16 + 4⌈k/4⌉ + c B)  [own link, keyLength, valueLength, valueCapacity c, key
- *                                (zero-padded to whole words), value bytes]
- *          An entry is allocated at its allocator block's full size, so c ≥ valueLength leaves
- *          slack that lets a value grow in place.
+ *   root   (168 B) [magic, version, count, capacity, table link, seed, table offset, epoch,
+ *                   slab chain head, 0, then per slab class c (stride 16·(c+1) B, c < 16):
+ *                   free entry (slab link, offset in the slab)]                               u32
+ *   table  (capacity × 12 B)  slot i = [hash, link, offset]; link 0 = empty. `link` names the
+ *                   object holding the entry — the entry itself, or the slab it is in — and
+ *                   `offset` is the entry's region offset, a cached translation (below).
+ *   entry  (16 + 4⌈k/4⌉ + c B)  [stamp, keyLength, valueLength, valueCapacity c, key (zero-padded
+ *                   to whole words), value bytes]. c ≥ valueLength leaves slack that lets a value
+ *                   grow in place. stamp = the entry's own link for an entry object; for a slab
+ *                   entry a counter bumped each time its storage is reused (iteration uses it).
+ *   slab   (16 + n × stride B)  [magic 0x53000000, next slab link, stride, start], then n entries of
+ *                   `stride` bytes; start = the slab's region offset when the table's offsets
+ *                   were last translated. A free entry: [stamp, 0xffffffff, next free slab link,
+ *                   next free offset in that slab].
+ *
+ * Slabs (entries of up to 256 bytes: small keys and values, the common case). The region
+ * allocator costs an object per entry: a row in the object table, a free-list pop and push, and —
+ * once the map has churned — two cache misses each (the rows and blocks come back in the order
+ * they were freed). Instead, a map carves its small entries from slabs it owns: one object holding
+ * n entries of one stride (16-byte classes up to 256 B), with one free list per class kept in the
+ * root. A new slab threads its entries onto that list in address order, so inserts take
+ * consecutive memory; n grows with the map (¼ of its count, 4 to ~8 KiB of entries), so a small
+ * map stays small. Deleting an entry zero-fills it and pushes it on its class list; the slab is
+ * freed by `clear`/`destroy` (a map's memory is bounded by its peak per class, not returned at
+ * each delete). Larger entries are one object each, as before. Entries are still addressed by
+ * object id (slab id + place in it): no pointer leaves the map, and snapshots, restores and
+ * migration carry slabs like any other object.
+ *
+ * Translation cache. iPipe names object-table translation as one of the runtime's two main costs
+ * (and mentions a software cache over DMOs). Links are the truth; next to each the table keeps
+ * the entry's region offset, and the root the table's. A cached offset is used only
+ *   • while the root's epoch equals the region's layout epoch (a restore after migration re-lays
+ *     objects out and advances the epoch: the first operation afterwards re-translates every
+ *     offset, once, like a TLB flush — an entry object's from its row, a slab entry's by the
+ *     distance its slab moved, from the start recorded in the slab's header);
+ *   • for an entry that lies inside the object its link names: every probe that reaches a
+ *     candidate entry resolves the link through the object table (slot range, generation; the
+ *     owner was proven by the root) and checks the entry — header, key, value capacity — against
+ *     that object's start and size before reading a word of it. The entry's address comes from
+ *     the slot, not the row, so the two loads overlap; a map has few slabs, so their rows stay
+ *     in cache. An offset that fails is damage (offsets are never stale otherwise) and throws.
+ * The root and table checks themselves (root through the object table, epoch, table bounds) are
+ * done once and their result reused while the region's mutation count and owner tag are
+ * unchanged (no object allocated or freed since, so the root and table are where they were) and
+ * the root still holds the table offset and capacity that were checked.
  *
  * Open addressing with linear probing over a power-of-two table; the full 32-bit hash is cached in
  * the table so probes compare keys only on a hash match and growth never re-hashes a key. Load
@@ -20,30 +59,10 @@
  * one is filled, so a failed growth leaves the map as it was). Deletion shifts the following run
  * back (no tombstones), so probe lengths do not decay under churn. The table never shrinks.
  *
- * Translation cache. iPipe names object-table translation as one of the runtime's two main costs
- * (and mentions a software cache over DMOs). Links are the truth, but next to each link the map
- * also keeps the object's region offset — the translation, cached — so a lookup resolves only the
- * root through the object table. A cached offset is trusted only when
- *   • the root's epoch equals the region's layout epoch (a restore after migration re-lays objects
- *     out and advances the epoch: the first operation afterwards re-translates every link, once,
- *     like a TLB flush);
- *   • the entry it points to lies inside the data the region has handed out, and starts with the
- *     link the table holds (its own link), which a freed or moved block would not.
- * Otherwise the map falls back to the object table and repairs the cached offset; a link that no
- * longer resolves throws, as any stale id does. Offsets are always bounded by the region's data,
- * so even a corrupted table cannot reach another actor's memory.
- *
- * A lookup packs the key into 32-bit words once (a reused scratch array), hashes the words
- * (xxHash32) and compares them with the stored key a word at a time. `get` copies the value out
- * (one allocation, like any API returning fresh bytes); `getInto` and `getView` exist for hot paths
- * that must not allocate. String keys are encoded into a reused scratch buffer.
- *
- * Cost of one operation (the benchmark's 16-byte keys; see docs/apps/dmo-hash-map-performance.md).
- * Every check runs once per operation, never per byte: the root is resolved through the object
- * table (owner tag, slot, generation) and its epoch compared; the table's capacity and offset are
- * bounds-checked against the region's data; then each probed slot whose hash matches has its entry
- * bounds-checked and its own link compared before a word of it is read. What made it cost ~1500
- * machine instructions (measured with cachegrind) was not the checks but how V8 compiled them:
+ * Cost of one operation (the benchmark's 16-byte keys; see docs/dmo-hash-map-performance.md).
+ * Every check runs at most once per operation or per candidate entry, never per byte. What made lookups
+ * cost ~1500 machine instructions (measured with cachegrind) was not the checks but how V8
+ * compiled them:
  *   • field offsets and hash primes were module-level constants, which V8 does not fold: each use
  *     was a context load plus a map or number check (and the primes, above 2^31, made the lane
  *     set-up float64 arithmetic). They are numeric literals in the hot methods here, in hash.ts
@@ -64,12 +83,42 @@ import type { DmoHeap } from '../types.ts';
 import { checkRoot, initRoot } from './collection-header.ts';
 import { Utf8Scratch } from './utf8-scratch.ts';
 
-const ROOT_BYTES = 32;
-const ROOT = { count: 2, capacity: 3, table: 4, seed: 5, tableOffset: 6, epoch: 7 } as const;
+const ROOT = {
+  count: 2,
+  capacity: 3,
+  table: 4,
+  seed: 5,
+  tableOffset: 6,
+  epoch: 7,
+  /** Link of the newest slab; each slab's header links the one before (0 ends the chain). */
+  slabs: 8,
+  /** Class c's free-list head: (slab link, offset in the slab) at words freeLists + 2c, + 2c + 1. */
+  freeLists: 10,
+} as const;
 const SLOT_WORDS = 3;
 const SLOT = { hash: 0, link: 1, offset: 2 } as const;
-const ENTRY = { ownLink: 0, keyLength: 1, valueLength: 2, valueCapacity: 3, key: 4 } as const;
+const ENTRY = { stamp: 0, keyLength: 1, valueLength: 2, valueCapacity: 3, key: 4 } as const;
 const ENTRY_HEADER_BYTES = 16;
+/** Slab header words; entries follow from byte SLAB_HEADER_BYTES on, `stride` bytes apart. */
+const SLAB = { magic: 0, next: 1, stride: 2, start: 3 } as const;
+const SLAB_HEADER_BYTES = 16;
+/** Word 0 of an object-table row: the object's region offset (ROW_WORD.offset). */
+const ROW_OFFSET = 0;
+/**
+ * Marks a hash-map slab, so a damaged chain cannot free other objects. Its low 24 bits are 0: no
+ * link has slot 0, so a slab's first word never equals an entry object's first word (its own
+ * link) — which is how a link is told to name a slab or an entry object.
+ */
+const SLAB_MAGIC = 0x53_00_00_00;
+/** In a free slab entry's keyLength word: no key is that long. */
+const FREE_KEY_LENGTH = 0xffff_ffff;
+/** Entries up to this many bytes live in slabs (16-byte classes); larger ones are objects. */
+const SLAB_MAX_STRIDE = 256;
+const SLAB_CLASSES = SLAB_MAX_STRIDE / 16;
+/** A slab's entries take at most about this many bytes (and at least 4 entries). */
+const SLAB_MAX_BYTES = 8192;
+const SLAB_MIN_ENTRIES = 4;
+const ROOT_BYTES = 4 * (ROOT.freeLists + 2 * SLAB_CLASSES);
 const DEFAULT_CAPACITY = 16;
 const DEFAULT_SEED = 0x9e3779b9;
 /** Largest table: its 12-byte slots must fit one object. */
@@ -89,6 +138,10 @@ export class DmoHashMap {
   /** The root object's id: keep it to re-open the map (after migration, too). */
   readonly rootId: ObjectId;
   readonly #region: Region;
+  /** The region's u32 view and where its words start and end: fixed for the region's life. */
+  readonly #u32: Uint32Array;
+  readonly #baseWord: number;
+  readonly #endWord: number;
   readonly #rootLocal: number;
   readonly #scratch = new Utf8Scratch();
   /** Set once at creation and never changed, so a copy outside the DMO cannot go stale. */
@@ -104,9 +157,27 @@ export class DmoHashMap {
   #hash = 0;
   /** On a miss, the table index of the empty slot that ended #find's probe (where an insert goes). */
   #emptyIndex = 0;
+  /** The table's word index #find used (valid until the map grows). */
+  #table = 0;
+  /**
+   * What #revalidate proved about the root and table, kept while Region.unchangedSince(#stamp)
+   * holds (no allocate or free in the region, same owner and incarnation) and the root still
+   * holds the same table offset and capacity — so most operations skip re-resolving the root
+   * through the object table and re-checking the table's bounds. Capacity 0 never matches a
+   * root, so the first operation always validates.
+   */
+  #stamp = 0;
+  #cachedRoot = 0;
+  #cachedTable = 0;
+  #cachedCapacity = 0;
+  #cachedTableOffset = 0;
+  #cachedSlotLimit = 0;
 
   private constructor(region: Region, rootId: ObjectId) {
     this.#region = region;
+    this.#u32 = region.u32;
+    this.#baseWord = region.baseWord;
+    this.#endWord = region.endWord;
     this.rootId = rootId;
     // int32 with the link's bits (see Region.lookupLocal): a small integer for V8, never a double.
     this.#rootLocal = region.localOf(rootId) | 0;
@@ -234,19 +305,26 @@ export class DmoHashMap {
     return this.#delete(this.#scratch.bytes, length);
   }
 
-  /** Removes every entry (their objects are freed; the table keeps its capacity). */
+  /** Removes every entry (their objects and slabs are freed; the table keeps its capacity). */
   clear(): void {
     const region = this.#region;
     const u32 = region.u32;
     const root = this.#rootWord();
     const table = this.#tableWord(root);
     const capacity = u32[root + ROOT.capacity]!;
+    // Entries that are objects of their own are freed one by one; slab entries go with their
+    // slabs below.
     for (let i = 0; i < capacity; i++) {
-      const link = u32[table + SLOT_WORDS * i + SLOT.link]!;
-      if (link !== 0) region.free(region.idOf(link));
+      const slot = table + SLOT_WORDS * i;
+      const link = u32[slot + SLOT.link]!;
+      if (link === 0) continue;
+      const row = region.lookupLinked(link);
+      if (row < 0) region.failLookup(region.idOf(link));
+      if (this.#isEntryObject(link, row, u32[slot + SLOT.offset]!)) region.free(region.idOf(link));
     }
     u32.fill(0, table, table + SLOT_WORDS * capacity);
     u32[root + ROOT.count] = 0;
+    this.#freeSlabs(root);
   }
 
   /** Frees every object of the map, root included; the map must not be used afterwards. */
@@ -263,12 +341,18 @@ export class DmoHashMap {
    */
   *entries(): IterableIterator<[Uint8Array, Uint8Array]> {
     const region = this.#region;
-    for (const link of this.#entryLinks()) {
+    const refs = this.#entryRefs();
+    for (let i = 0; i < refs.length; i += 3) {
       this.#rootWord(); // the heap may have been released while we were suspended
+      const link = refs[i]!;
       const row = region.lookupLinked(link);
-      if (row < 0) continue;
-      const start = this.#checkedEntry(link, row);
-      const word = start >>> 2;
+      if (row < 0) continue; // an entry object freed since
+      const offset = refs[i + 1]!;
+      const word = (region.rowStart(row) + offset) >>> 2;
+      // A slab entry deleted since (free marker) or deleted and reused (new stamp) is skipped.
+      if (offset !== 0 && region.u32[word + ENTRY.keyLength] === FREE_KEY_LENGTH) continue;
+      if (region.u32[word + ENTRY.stamp] !== refs[i + 2]) continue;
+      const start = this.#checkedEntry(link, row, offset);
       const keyLength = region.u32[word + ENTRY.keyLength]!;
       const keyStart = start + ENTRY_HEADER_BYTES;
       const valueStart = keyStart + paddedKeyBytes(keyLength);
@@ -293,7 +377,7 @@ export class DmoHashMap {
 
   // ---- internals ----------------------------------------------------------------------------
 
-  /** The root's word index, with the translation cache brought up to date. */
+  /** The root's word index, with the cached table offset brought up to date. */
   #rootWord(): number {
     const region = this.#region;
     // Resolves the root through the object table: owner tag, slot range and generation.
@@ -313,54 +397,59 @@ export class DmoHashMap {
   }
 
   /*
-   * The hot path (#find, #tableWord, #findInto, the in-place branch of #set) spells the layout's
-   * field offsets as literals, each named in a comment: V8 folds a literal into the instruction,
-   * while ROOT.count or a module-level `const` is re-loaded and type-checked on every use (about a
-   * fifth of a lookup's instructions before). The ROOT, SLOT and ENTRY tables above stay the
-   * definition, and the cold paths use them.
+   * The hot path (#find, #tableWord, #findInto, #takeSlabEntry, the in-place branch of #set)
+   * spells the layout's field offsets as literals, each named in a comment: V8 folds a literal
+   * into the instruction, while ROOT.count or a module-level `const` is re-loaded and type-checked
+   * on every use (about a fifth of a lookup's instructions before). The ROOT, SLOT, ENTRY and SLAB
+   * tables above stay the definition, and the cold paths use them.
    */
 
   /**
    * Word index of the table slot holding `key[0, keyLength)`, or −1. Leaves its hash (as int32) in
-   * #hash, the root in #root and, on a hit, the entry's word index in #foundEntryWord.
+   * #hash, the root in #root, the table in #table and, on a hit, the entry's word index in
+   * #foundEntryWord; on a miss, the empty slot that ended the probe in #emptyIndex.
    */
   #find(key: Uint8Array, keyLength: number): number {
-    const region = this.#region;
-    const u32 = region.u32;
-    // Once per operation: the root (object table, epoch), then the table (bounds).
-    const root = this.#rootWord();
-    this.#root = root;
-    const table = this.#tableWord(root);
-    const mask = u32[root + 3 /* ROOT.capacity */]! - 1;
-    // An entry whose key and value end beyond the handed-out data cannot be genuine.
-    const dataLimit = region.dataTop();
-    const baseWord = region.baseWord;
-    const wordCount = (keyLength + 3) >>> 2;
-    // The common fixed-width key (ids, UUIDs): four words straight into locals, hashed by one
-    // unrolled stripe and compared below without a loop. Other lengths go through #keyWords.
-    let keyWords = this.#keyWords;
-    let w0 = 0;
-    let w1 = 0;
-    let w2 = 0;
-    let w3 = 0;
-    let hash: number;
-    if (keyLength === 16) {
-      w0 = key[0]! | (key[1]! << 8) | (key[2]! << 16) | (key[3]! << 24);
-      w1 = key[4]! | (key[5]! << 8) | (key[6]! << 16) | (key[7]! << 24);
-      w2 = key[8]! | (key[9]! << 8) | (key[10]! << 16) | (key[11]! << 24);
-      w3 = key[12]! | (key[13]! << 8) | (key[14]! << 16) | (key[15]! << 24);
-      hash = hashWords16(w0, w1, w2, w3, this.#seed);
-    } else {
-      if (wordCount > keyWords.length) {
-        keyWords = new Uint32Array(Math.max(wordCount, keyWords.length * 2));
-        this.#keyWords = keyWords;
-      }
-      packWords(key, keyLength, keyWords);
-      hash = hashWords(keyWords, keyLength, this.#seed);
+    // Two specialised probes rather than one with both key paths: each is small enough for V8 to
+    // inline into its caller, and the 16-byte one keeps the key in four locals.
+    return keyLength === 16 ? this.#find16(key) : this.#findWords(key, keyLength);
+  }
+
+  /**
+   * Once per operation: the root (object table, epoch) and the table (bounds), or the cached
+   * result of those checks while nothing they depend on can have changed (see #revalidate).
+   * Returns the root's word index and leaves the table's in #table.
+   */
+  #prepare(): number {
+    const u32 = this.#u32;
+    let root = this.#cachedRoot;
+    if (
+      !this.#region.unchangedSince(this.#stamp) ||
+      u32[root + 3 /* ROOT.capacity */] !== this.#cachedCapacity ||
+      (u32[root + 6 /* ROOT.tableOffset */]! | 0) !== this.#cachedTableOffset
+    ) {
+      root = this.#revalidate();
     }
+    this.#root = root;
+    this.#table = this.#cachedTable;
+    return root;
+  }
+
+  /** #find for 16-byte keys (ids, UUIDs): read into four locals, one unrolled hash stripe. */
+  #find16(key: Uint8Array): number {
+    const u32 = this.#u32;
+    this.#prepare();
+    const table = this.#table;
+    const mask = this.#cachedCapacity - 1;
+    const baseWord = this.#baseWord;
+    const endWord = this.#endWord;
+    const slotLimit = this.#cachedSlotLimit;
+    const w0 = key[0]! | (key[1]! << 8) | (key[2]! << 16) | (key[3]! << 24);
+    const w1 = key[4]! | (key[5]! << 8) | (key[6]! << 16) | (key[7]! << 24);
+    const w2 = key[8]! | (key[9]! << 8) | (key[10]! << 16) | (key[11]! << 24);
+    const w3 = key[12]! | (key[13]! << 8) | (key[14]! << 16) | (key[15]! << 24);
+    const hash = hashWords16(w0, w1, w2, w3, this.#seed);
     this.#hash = hash | 0;
-    // Bytes from an entry's start to the end of its key: header + padded key.
-    const keyEnd = 16 /* ENTRY_HEADER_BYTES */ + 4 * wordCount;
     for (let i = hash & mask, probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
       const slot = table + 3 /* SLOT_WORDS */ * i;
       const link = u32[slot + 1 /* SLOT.link */]!;
@@ -369,36 +458,131 @@ export class DmoHashMap {
         return -1;
       }
       if (u32[slot /* + SLOT.hash */] !== hash) continue;
-      let offset = u32[slot + 2 /* SLOT.offset */]!;
-      let word = baseWord + (offset >>> 2);
-      // The cached offset is trusted only if the entry lies inside the data (checked before any
-      // word of it is read), is word-aligned, starts with its own link, and its value capacity
-      // (≥ its length) ends inside the data too; otherwise re-translate the link.
+      // #entryWord(slot, link, 32), written out: hashWords16 uses up V8's inlining budget here,
+      // and a call per probed entry cost more than the checks themselves.
+      const objectSlot = link & 0xff_ffff;
+      const row = endWord - (objectSlot << 2);
       if (
-        offset + keyEnd > dataLimit ||
-        (offset & 3) !== 0 ||
-        u32[word /* + ENTRY.ownLink */] !== link ||
-        u32[word + 2 /* ENTRY.valueLength */]! > u32[word + 3 /* ENTRY.valueCapacity */]! ||
-        offset + keyEnd + u32[word + 3 /* ENTRY.valueCapacity */]! > dataLimit
+        objectSlot === 0 ||
+        objectSlot > slotLimit ||
+        u32[row + 3 /* ROW_WORD.meta */] !== ((link >>> 24) | 0x100) /* ROW_LIVE */
       ) {
-        offset = this.#repairSlot(slot);
-        word = baseWord + (offset >>> 2);
+        this.#region.failLookup(this.#region.idOf(link)); // a dangling link: throws
       }
-      if (u32[word + 1 /* ENTRY.keyLength */] !== keyLength) continue;
-      const keyWord = word + 4; /* ENTRY.key */
-      if (keyLength === 16) {
-        if (u32[keyWord] !== w0 >>> 0 || u32[keyWord + 1] !== w1 >>> 0) continue;
-        if (u32[keyWord + 2] !== w2 >>> 0 || u32[keyWord + 3] !== w3 >>> 0) continue;
-      } else {
-        let w = 0;
-        while (w < wordCount && u32[keyWord + w] === keyWords[w]) w++;
-        if (w !== wordCount) continue;
+      const offset = u32[slot + 2 /* SLOT.offset */]!;
+      const word = baseWord + (offset >>> 2);
+      const inObject = offset - u32[row /* + ROW_WORD.offset */]!;
+      const objectBytes = u32[row + 1 /* ROW_WORD.sizeBytes */]!;
+      if ((offset & 3) !== 0 || inObject < 0 || inObject + 32 /* ENTRY_HEADER_BYTES + 16 */ > objectBytes) {
+        throw this.#damaged(`an entry (offset ${offset}) is not inside object ${this.#region.idOf(link)}`);
       }
+      const valueCapacity = u32[word + 3 /* ENTRY.valueCapacity */]!;
+      if (
+        u32[word + 2 /* ENTRY.valueLength */]! > valueCapacity ||
+        inObject + 32 + valueCapacity > objectBytes
+      ) {
+        throw this.#damaged(`an entry (offset ${offset}) is not inside object ${this.#region.idOf(link)}`);
+      }
+      if (u32[word + 1 /* ENTRY.keyLength */] !== 16) continue;
+      if (u32[word + 4 /* ENTRY.key */] !== w0 >>> 0 || u32[word + 5] !== w1 >>> 0) continue;
+      if (u32[word + 6] !== w2 >>> 0 || u32[word + 7] !== w3 >>> 0) continue;
       this.#foundEntryWord = word;
       return slot;
     }
     // Only a damaged table has no empty slot: the load factor stays ≤ 3/4.
     throw this.#damaged('its table has no empty slot');
+  }
+
+  /** #find for other key lengths: the key packed into #keyWords, compared a word at a time. */
+  #findWords(key: Uint8Array, keyLength: number): number {
+    const u32 = this.#region.u32;
+    this.#prepare();
+    const table = this.#table;
+    const mask = this.#cachedCapacity - 1;
+    const wordCount = (keyLength + 3) >>> 2;
+    let keyWords = this.#keyWords;
+    if (wordCount > keyWords.length) {
+      keyWords = new Uint32Array(Math.max(wordCount, keyWords.length * 2));
+      this.#keyWords = keyWords;
+    }
+    packWords(key, keyLength, keyWords);
+    const hash = hashWords(keyWords, keyLength, this.#seed);
+    this.#hash = hash | 0;
+    const keyEnd = ENTRY_HEADER_BYTES + 4 * wordCount;
+    for (let i = hash & mask, probes = 0; probes <= mask; i = (i + 1) & mask, probes++) {
+      const slot = table + SLOT_WORDS * i;
+      const link = u32[slot + SLOT.link]!;
+      if (link === 0) {
+        this.#emptyIndex = i;
+        return -1;
+      }
+      if (u32[slot + SLOT.hash] !== hash) continue;
+      const word = this.#entryWord(slot, link, keyEnd);
+      if (u32[word + ENTRY.keyLength] !== keyLength) continue;
+      const keyWord = word + ENTRY.key;
+      let w = 0;
+      while (w < wordCount && u32[keyWord + w] === keyWords[w]) w++;
+      if (w !== wordCount) continue;
+      this.#foundEntryWord = word;
+      return slot;
+    }
+    throw this.#damaged('its table has no empty slot');
+  }
+
+  /**
+   * Word index of the entry a probed slot (whose hash matched) names, after proving it lies inside
+   * the object its link names: the link resolved (slot in range, generation live — the owner was
+   * proven by the root), then the entry's header and key (`keyEnd` bytes) checked before any word
+   * of it is read, then its value capacity (≥ its length). Throws for a dangling link or an entry
+   * outside its object. The entry's address comes from the slot's cached offset, not from the
+   * row, so the two loads overlap.
+   */
+  #entryWord(slot: number, link: number, keyEnd: number): number {
+    const region = this.#region;
+    const u32 = region.u32;
+    const objectSlot = link & 0xff_ffff;
+    const row = region.endWord - (objectSlot << 2);
+    if (
+      objectSlot === 0 ||
+      objectSlot > this.#cachedSlotLimit ||
+      u32[row + 3 /* ROW_WORD.meta */] !== ((link >>> 24) | 0x100) /* ROW_LIVE */
+    ) {
+      region.failLookup(region.idOf(link)); // a dangling link: throws
+    }
+    const offset = u32[slot + 2 /* SLOT.offset */]!;
+    const word = region.baseWord + (offset >>> 2);
+    const inObject = offset - u32[row /* + ROW_WORD.offset */]!;
+    const objectBytes = u32[row + 1 /* ROW_WORD.sizeBytes */]!;
+    if (
+      (offset & 3) !== 0 ||
+      inObject < 0 ||
+      inObject + keyEnd > objectBytes ||
+      u32[word + 2 /* ENTRY.valueLength */]! > u32[word + 3 /* ENTRY.valueCapacity */]! ||
+      inObject + keyEnd + u32[word + 3 /* ENTRY.valueCapacity */]! > objectBytes
+    ) {
+      throw this.#damaged(`an entry (offset ${offset}) is not inside object ${region.idOf(link)}`);
+    }
+    return word;
+  }
+
+  /**
+   * The full per-operation checks — the root through the object table (owner tag, slot,
+   * generation) and its epoch, then the table's bounds — whose results #find then reuses. The
+   * stamp is read first, so an allocate or free racing these checks forces the next operation to
+   * repeat them. Returns the root's word index.
+   */
+  #revalidate(): number {
+    const region = this.#region;
+    const u32 = region.u32;
+    const stamp = region.mutationStamp();
+    const root = this.#rootWord();
+    this.#cachedTable = this.#tableWord(root);
+    this.#cachedCapacity = u32[root + ROOT.capacity]!;
+    this.#cachedTableOffset = u32[root + ROOT.tableOffset]! | 0;
+    this.#cachedSlotLimit = region.slotLimit();
+    this.#cachedRoot = root;
+    this.#stamp = stamp;
+    return root;
   }
 
   /**
@@ -423,43 +607,50 @@ export class DmoHashMap {
   }
 
   #damaged(what: string): DmoCollectionFormatError {
-    return new DmoCollectionFormatError(`DmoHashMap ${this.rootId} is damaged: ${what}`);
+    return new DmoCollectionFormatError(
+      `DmoHashMap ${this.rootId} is damaged: ${what}. Its memory was overwritten (a view kept past ` +
+        'a change?); rebuild the map from its source of truth',
+    );
   }
 
   /**
-   * Re-translates one slot's link through the object table and stores the offset again. Throws
-   * if the link is dangling or the entry's header disagrees with its object.
+   * Absolute start of the entry at byte `offset` of object `link` (at `row`), after checking that
+   * it lies inside that object; an entry object (offset 0) must also carry its own link.
    */
-  #repairSlot(slot: number): number {
+  #checkedEntry(link: number, row: number, offset: number): number {
     const region = this.#region;
     const u32 = region.u32;
-    const link = u32[slot + SLOT.link]!;
-    const row = region.lookupLinked(link);
-    if (row < 0) region.failLookup(region.idOf(link));
-    const offset = this.#checkedEntry(link, row) - region.base;
-    u32[slot + SLOT.offset] = offset;
-    return offset;
-  }
-
-  /** Start of entry `link` (at `row`), after checking that its header fits its object. */
-  #checkedEntry(link: number, row: number): number {
-    const region = this.#region;
-    const u32 = region.u32;
-    const start = region.rowStart(row);
+    const objectBytes = region.rowSize(row);
+    if ((offset & 3) !== 0 || offset + ENTRY_HEADER_BYTES > objectBytes) {
+      throw this.#damaged(`entry at ${offset} of object ${region.idOf(link)} is outside it`);
+    }
+    const start = region.rowStart(row) + offset;
     const word = start >>> 2;
     const needBytes =
       ENTRY_HEADER_BYTES + paddedKeyBytes(u32[word + ENTRY.keyLength]!) + u32[word + ENTRY.valueCapacity]!;
     if (
-      u32[word + ENTRY.ownLink] !== link ||
+      (offset === 0 && u32[word + ENTRY.stamp] !== link) ||
       u32[word + ENTRY.valueLength]! > u32[word + ENTRY.valueCapacity]! ||
-      needBytes > region.rowSize(row)
+      offset + needBytes > objectBytes
     ) {
-      throw this.#damaged(`entry ${region.idOf(link)} disagrees with its object`);
+      throw this.#damaged(`entry at ${offset} of object ${region.idOf(link)} disagrees with its object`);
     }
     return start;
   }
 
-  /** After a restore: every cached offset is re-translated from its link (once per migration). */
+  /** True when the entry at region offset `offset` is object `link` (at `row`) itself, not a slab entry. */
+  #isEntryObject(link: number, row: number, offset: number): boolean {
+    const u32 = this.#region.u32;
+    return u32[row + ROW_OFFSET] === offset && u32[(this.#region.rowStart(row) >>> 2) + ENTRY.stamp] === link;
+  }
+
+  /**
+   * After a restore (objects moved, the epoch advanced): every cached offset is re-translated from
+   * its link, once, like a TLB flush — the table's from the table's row; an entry object's is its
+   * object's start; a slab entry keeps its place in the slab, which the slab's header records as
+   * the start the slab had when the offsets were last translated. Nothing here is trusted: each
+   * offset is checked against its object when it is used.
+   */
   #retranslate(root: number): void {
     const region = this.#region;
     const u32 = region.u32;
@@ -468,11 +659,32 @@ export class DmoHashMap {
     const capacity = u32[root + ROOT.capacity]!;
     if (capacity * SLOT_WORDS * 4 > region.rowSize(tableRow))
       throw this.#damaged('capacity exceeds its table');
-    const tableStart = region.rowStart(tableRow);
-    u32[root + ROOT.tableOffset] = tableStart - region.base;
-    const table = tableStart >>> 2;
+    const tableOffset = region.rowStart(tableRow) - region.base;
+    u32[root + ROOT.tableOffset] = tableOffset;
+    const table = region.baseWord + (tableOffset >>> 2);
     for (let i = 0; i < capacity; i++) {
-      if (u32[table + SLOT_WORDS * i + SLOT.link] !== 0) this.#repairSlot(table + SLOT_WORDS * i);
+      const slot = table + SLOT_WORDS * i;
+      const link = u32[slot + SLOT.link]!;
+      if (link === 0) continue;
+      const row = region.lookupLinked(link);
+      if (row < 0) region.failLookup(region.idOf(link));
+      const start = u32[row + ROW_OFFSET]!;
+      const object = region.rowStart(row) >>> 2;
+      const isSlab = region.rowSize(row) >= SLAB_HEADER_BYTES && u32[object + SLAB.magic] === SLAB_MAGIC;
+      // (a − b) >>> 0 keeps the sum a u32 even for damaged numbers; the use-time check decides.
+      u32[slot + SLOT.offset] = isSlab
+        ? (start + u32[slot + SLOT.offset]! - u32[object + SLAB.start]!) >>> 0
+        : start;
+    }
+    // Only now: every slot of a slab above used the slab's old start.
+    let link = u32[root + ROOT.slabs]!;
+    for (let walked = region.slotLimit(); link !== 0 && walked > 0; walked--) {
+      const row = region.lookupLinked(link);
+      if (row < 0 || region.rowSize(row) < SLAB_HEADER_BYTES) break;
+      const slab = region.rowStart(row) >>> 2;
+      if (u32[slab + SLAB.magic] !== SLAB_MAGIC) break;
+      u32[slab + SLAB.start] = u32[row + ROW_OFFSET]!;
+      link = u32[slab + SLAB.next]!;
     }
     u32[root + ROOT.epoch] = region.layoutEpoch();
   }
@@ -483,7 +695,7 @@ export class DmoHashMap {
     const entryWord = this.#foundEntryWord;
     const length = u32[entryWord + 2 /* ENTRY.valueLength */]!;
     if (targetOffset >>> 0 === targetOffset && targetOffset + length <= target.length) {
-      // #find checked that the value lies inside the data; it starts word-aligned after the key.
+      // #find checked that the value lies inside its object; it starts word-aligned after the key.
       copyWordsToBytes(
         u32,
         entryWord + 4 /* ENTRY.key */ + ((keyLength + 3) >>> 2),
@@ -503,8 +715,8 @@ export class DmoHashMap {
     if (slot >= 0) {
       const entryWord = this.#foundEntryWord;
       if (valueLength <= u32[entryWord + 3 /* ENTRY.valueCapacity */]!) {
-        // The value fits the entry it already has (#find checked the capacity against the data
-        // bounds): overwrite in place.
+        // The value fits the entry it already has (#find checked the capacity against its
+        // object's bounds): overwrite in place.
         u32[entryWord + 2 /* ENTRY.valueLength */] = valueLength;
         copyBytesToWords(
           value,
@@ -515,25 +727,23 @@ export class DmoHashMap {
         );
         return;
       }
-    }
-    // Ask for the whole block the allocator would hand out anyway: the slack is growth room.
-    const entryBytes = blockBytesFor(ENTRY_HEADER_BYTES + paddedKeyBytes(keyLength) + valueLength);
-    if (slot >= 0) {
-      const oldLink = u32[slot + SLOT.link]!;
-      const id = region.allocate(entryBytes);
-      const newStart = region.startOf(id);
-      this.#writeEntry(newStart, region.localOf(id), entryBytes, key, keyLength, value);
-      u32[slot + SLOT.link] = region.localOf(id);
-      u32[slot + SLOT.offset] = newStart - region.base;
-      region.free(region.idOf(oldLink));
+      // Outgrown: a new entry first (an exhausted region leaves the old one in place), then
+      // the old one is released.
+      const oldLink = u32[slot + 1 /* SLOT.link */]!;
+      const oldOffset = u32[slot + 2 /* SLOT.offset */]!;
+      this.#newEntry(key, keyLength, value);
+      u32[slot + 1 /* SLOT.link */] = this.#newLink;
+      u32[slot + 2 /* SLOT.offset */] = this.#newOffset;
+      this.#releaseEntry(this.#root, oldLink, oldOffset);
       return;
     }
     const hash = this.#hash;
     let root = this.#root;
-    const count = u32[root + ROOT.count]!;
+    const count = u32[root + 2 /* ROOT.count */]!;
     // #find's probe stopped at the empty slot the key goes to; only a grown table needs a new probe.
     let i = this.#emptyIndex;
-    if ((count + 1) * 4 > u32[root + ROOT.capacity]! * 3) {
+    const grown = (count + 1) * 4 > u32[root + 3 /* ROOT.capacity */]! * 3;
+    if (grown) {
       this.#grow(root);
       root = this.#rootWord();
       const grownTable = this.#tableWord(root);
@@ -541,36 +751,192 @@ export class DmoHashMap {
       i = hash & mask;
       while (u32[grownTable + SLOT_WORDS * i + SLOT.link] !== 0) i = (i + 1) & mask;
     }
-    const id = region.allocate(entryBytes);
-    const link = region.localOf(id);
-    const start = region.startOf(id);
-    this.#writeEntry(start, link, entryBytes, key, keyLength, value);
-    const slotWord = this.#tableWord(root) + SLOT_WORDS * i;
-    u32[slotWord + SLOT.hash] = hash;
-    u32[slotWord + SLOT.link] = link;
-    u32[slotWord + SLOT.offset] = start - region.base;
-    u32[root + ROOT.count] = count + 1;
+    const table = grown ? this.#tableWord(root) : this.#table;
+    this.#newEntry(key, keyLength, value);
+    const slotWord = table + 3 /* SLOT_WORDS */ * i;
+    u32[slotWord /* + SLOT.hash */] = hash;
+    u32[slotWord + 1 /* SLOT.link */] = this.#newLink;
+    u32[slotWord + 2 /* SLOT.offset */] = this.#newOffset;
+    u32[root + 2 /* ROOT.count */] = count + 1;
   }
 
-  /** Fills a new entry from `key[0, keyLength)` and `value`. */
-  #writeEntry(
-    start: number,
-    ownLink: number,
-    entryBytes: number,
-    key: Uint8Array,
-    keyLength: number,
-    value: Uint8Array,
-  ): void {
+  /** Outputs of #newEntry / #takeSlabEntry: the new entry's (link, offset) and word index. */
+  #newLink = 0;
+  #newOffset = 0;
+  #newWord = 0;
+
+  /**
+   * Stores `key[0, keyLength)` → `value` in a new entry — a slab entry when it is small enough,
+   * else an object of its own — and leaves its (link, offset) in #newLink / #newOffset. Changes
+   * nothing of the map's structure if the region is exhausted.
+   */
+  #newEntry(key: Uint8Array, keyLength: number, value: Uint8Array): void {
     const region = this.#region;
     const u32 = region.u32;
-    const word = start >>> 2;
-    const wordCount = (keyLength + 3) >>> 2;
-    u32[word + ENTRY.ownLink] = ownLink;
-    u32[word + ENTRY.keyLength] = keyLength;
-    u32[word + ENTRY.valueLength] = value.length;
-    u32[word + ENTRY.valueCapacity] = entryBytes - ENTRY_HEADER_BYTES - 4 * wordCount;
-    packWords(key, keyLength, u32, word + ENTRY.key);
-    copyBytesToWords(value, value.length, region.u8, u32, word + ENTRY.key + wordCount);
+    const keyBytes = paddedKeyBytes(keyLength);
+    const valueLength = value.length;
+    const needBytes = 16 /* ENTRY_HEADER_BYTES */ + keyBytes + valueLength;
+    let word: number;
+    let entryBytes: number;
+    if (needBytes <= 256 /* SLAB_MAX_STRIDE */) {
+      entryBytes = (needBytes + 15) & ~15;
+      this.#takeSlabEntry(entryBytes);
+      word = this.#newWord;
+      u32[word /* + ENTRY.stamp */] = (u32[word]! + 1) | 0; // a new life for this storage
+    } else {
+      // Ask for the whole block the allocator would hand out anyway: the slack is growth room.
+      entryBytes = blockBytesFor(needBytes);
+      const id = region.allocate(entryBytes);
+      const link = region.localOf(id);
+      const start = region.startOf(id);
+      word = start >>> 2;
+      u32[word /* + ENTRY.stamp */] = link;
+      this.#newLink = link | 0;
+      this.#newOffset = start - region.base;
+    }
+    u32[word + 1 /* ENTRY.keyLength */] = keyLength;
+    u32[word + 2 /* ENTRY.valueLength */] = valueLength;
+    u32[word + 3 /* ENTRY.valueCapacity */] = entryBytes - 16 /* ENTRY_HEADER_BYTES */ - keyBytes;
+    packWords(key, keyLength, u32, word + 4 /* ENTRY.key */);
+    copyBytesToWords(value, valueLength, region.u8, u32, word + 4 /* ENTRY.key */ + (keyBytes >>> 2));
+  }
+
+  /**
+   * Pops a free entry of `stride` bytes off its class list (carving a new slab when the list is
+   * empty) into #newLink / #newOffset / #newWord. The head is checked like any stored number:
+   * its slab must resolve, be a slab of this stride, hold the offset, and the entry must be
+   * marked free. A head that fails is dropped (its entries leak until `clear`) rather than
+   * trusted — the same policy as the region allocator's free lists.
+   */
+  #takeSlabEntry(stride: number): void {
+    const region = this.#region;
+    const u32 = region.u32;
+    const root = this.#root;
+    const head = root + 10 /* ROOT.freeLists */ + 2 * ((stride >>> 4) - 1);
+    const link = u32[head]!;
+    if (link !== 0) {
+      const row = region.lookupLinked(link);
+      const offset = u32[head + 1]!;
+      if (row >= 0) {
+        const slab = region.baseWord + (u32[row /* + ROW_WORD.offset */]! >>> 2);
+        const word = slab + (offset >>> 2);
+        if (
+          u32[slab /* + SLAB.magic */] === SLAB_MAGIC &&
+          u32[slab + 2 /* SLAB.stride */] === stride &&
+          (offset & 15) === 0 &&
+          offset >= 16 /* SLAB_HEADER_BYTES */ &&
+          offset + stride <= u32[row + 1 /* ROW_WORD.sizeBytes */]! &&
+          u32[word + 1 /* ENTRY.keyLength */] === FREE_KEY_LENGTH
+        ) {
+          u32[head] = u32[word + 2]!;
+          u32[head + 1] = u32[word + 3]!;
+          this.#newLink = link | 0;
+          this.#newOffset = u32[row /* + ROW_WORD.offset */]! + offset;
+          this.#newWord = word;
+          return;
+        }
+      }
+      u32[head] = 0;
+      u32[head + 1] = 0;
+    }
+    this.#newSlab(root, head, stride);
+  }
+
+  /** Carves a slab of `stride`-byte entries: the first goes to the caller, the rest onto the list. */
+  #newSlab(root: number, head: number, stride: number): void {
+    const region = this.#region;
+    const u32 = region.u32;
+    const maxEntries = Math.max(SLAB_MIN_ENTRIES, Math.floor((SLAB_MAX_BYTES - SLAB_HEADER_BYTES) / stride));
+    const entries = Math.min(maxEntries, Math.max(SLAB_MIN_ENTRIES, u32[root + ROOT.count]! >>> 2));
+    const id = region.allocate(SLAB_HEADER_BYTES + entries * stride); // zero-filled
+    const link = region.localOf(id);
+    const slabStart = region.startOf(id) - region.base;
+    const slab = region.baseWord + (slabStart >>> 2);
+    u32[slab + SLAB.magic] = SLAB_MAGIC;
+    u32[slab + SLAB.next] = u32[root + ROOT.slabs]!;
+    u32[slab + SLAB.stride] = stride;
+    u32[slab + SLAB.start] = slabStart;
+    u32[root + ROOT.slabs] = link;
+    // Entries 1..n−1 onto the free list in address order (the list is empty: we were called
+    // because it was), so the inserts that follow fill the slab front to back.
+    const strideWords = stride >>> 2;
+    for (let e = 1; e < entries; e++) {
+      const word = slab + (SLAB_HEADER_BYTES >>> 2) + e * strideWords;
+      u32[word + ENTRY.keyLength] = FREE_KEY_LENGTH;
+      if (e + 1 < entries) {
+        u32[word + 2] = link;
+        u32[word + 3] = SLAB_HEADER_BYTES + (e + 1) * stride;
+      }
+    }
+    if (entries > 1) {
+      u32[head] = link;
+      u32[head + 1] = SLAB_HEADER_BYTES + stride;
+    }
+    this.#newLink = link | 0;
+    this.#newOffset = slabStart + SLAB_HEADER_BYTES;
+    this.#newWord = slab + (SLAB_HEADER_BYTES >>> 2);
+  }
+
+  /**
+   * Releases the entry at region offset `offset` in object `link`: an entry object is freed; a
+   * slab entry is zero-filled (a deleted value does not linger, e.g. in a snapshot) and pushed on
+   * its class list, after checking that its slab is one and holds it.
+   */
+  #releaseEntry(root: number, link: number, offset: number): void {
+    const region = this.#region;
+    const u32 = region.u32;
+    const row = region.lookupLinked(link);
+    if (row < 0) region.failLookup(region.idOf(link));
+    if (this.#isEntryObject(link, row, offset)) {
+      region.free(region.idOf(link));
+      return;
+    }
+    const inSlab = offset - u32[row + ROW_OFFSET]!;
+    const slab = region.rowStart(row) >>> 2;
+    const stride = u32[slab + SLAB.stride]!;
+    if (
+      region.rowSize(row) < SLAB_HEADER_BYTES ||
+      u32[slab + SLAB.magic] !== SLAB_MAGIC ||
+      stride < 16 ||
+      stride > SLAB_MAX_STRIDE ||
+      (stride & 15) !== 0 ||
+      (inSlab & 15) !== 0 ||
+      inSlab < SLAB_HEADER_BYTES ||
+      inSlab + stride > region.rowSize(row)
+    ) {
+      throw this.#damaged(`entry at ${offset} in object ${region.idOf(link)} is not in one of its slabs`);
+    }
+    const word = slab + (inSlab >>> 2);
+    const head = root + ROOT.freeLists + 2 * ((stride >>> 4) - 1);
+    u32.fill(0, word + ENTRY.valueLength, word + (stride >>> 2));
+    u32[word + ENTRY.keyLength] = FREE_KEY_LENGTH;
+    u32[word + 2] = u32[head]!;
+    u32[word + 3] = u32[head + 1]!;
+    u32[head] = link;
+    u32[head + 1] = inSlab;
+  }
+
+  /**
+   * Frees every slab on the root's chain and empties the free lists. The chain is checked as it
+   * is walked (each link must resolve to a slab); a damaged one ends the walk, leaking the rest
+   * rather than freeing an object that is not a slab. Each step frees what it visited, so even a
+   * cycle ends.
+   */
+  #freeSlabs(root: number): void {
+    const region = this.#region;
+    const u32 = region.u32;
+    let link = u32[root + ROOT.slabs]!;
+    u32[root + ROOT.slabs] = 0;
+    u32.fill(0, root + ROOT.freeLists, root + ROOT.freeLists + 2 * SLAB_CLASSES);
+    while (link !== 0) {
+      const row = region.lookupLinked(link);
+      if (row < 0 || region.rowSize(row) < SLAB_HEADER_BYTES) break;
+      const slab = region.rowStart(row) >>> 2;
+      if (u32[slab + SLAB.magic] !== SLAB_MAGIC) break;
+      const next = u32[slab + SLAB.next]!;
+      region.free(region.idOf(link));
+      link = next;
+    }
   }
 
   #delete(key: Uint8Array, keyLength: number): boolean {
@@ -578,8 +944,8 @@ export class DmoHashMap {
     const u32 = region.u32;
     const slot = this.#find(key, keyLength);
     if (slot < 0) return false;
-    region.free(region.idOf(u32[slot + SLOT.link]!));
     const root = this.#root;
+    this.#releaseEntry(root, u32[slot + SLOT.link]!, u32[slot + SLOT.offset]!);
     const table = this.#tableWord(root);
     const mask = u32[root + ROOT.capacity]! - 1;
     // Backward-shift deletion: pull later members of the probe run into the hole unless their home
@@ -629,19 +995,27 @@ export class DmoHashMap {
     region.free(region.idOf(oldLink));
   }
 
-  #entryLinks(): Uint32Array {
+  /** (link, offset in the object, stamp) of every entry, in table order: what `entries()` walks. */
+  #entryRefs(): Uint32Array {
     const region = this.#region;
     const u32 = region.u32;
     const root = this.#rootWord();
     const table = this.#tableWord(root);
     const capacity = u32[root + ROOT.capacity]!;
-    const links = new Uint32Array(Math.min(capacity, u32[root + ROOT.count]!));
+    const refs = new Uint32Array(3 * Math.min(capacity, u32[root + ROOT.count]!));
     let n = 0;
-    for (let i = 0; i < capacity && n < links.length; i++) {
-      const link = u32[table + SLOT_WORDS * i + SLOT.link]!;
-      if (link !== 0) links[n++] = link;
+    for (let i = 0; i < capacity && n < refs.length; i++) {
+      const slot = table + SLOT_WORDS * i;
+      const link = u32[slot + SLOT.link]!;
+      if (link === 0) continue;
+      const row = region.lookupLinked(link);
+      if (row < 0) region.failLookup(region.idOf(link));
+      const inObject = u32[slot + SLOT.offset]! - u32[row + ROW_OFFSET]!;
+      refs[n++] = link;
+      refs[n++] = inObject;
+      refs[n++] = u32[this.#checkedEntry(link, row, inObject) >>> 2]!;
     }
-    return links;
+    return refs.subarray(0, n);
   }
 }
 
