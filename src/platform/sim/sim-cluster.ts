@@ -17,8 +17,15 @@
  * Actor ids are global in a cluster: `register` hands out one id per actor and records the actor
  * on every other node as `remote`, so `ctx.send` is location-transparent across nodes exactly as it
  * is across the PCIe channel. Instance names must therefore be unique in the cluster (e.g.
- * `consensus-1`). Node crash and restart are not modelled here: the protocol-level fault tests
- * (RKV's Paxos, DT's 2PC) crash their replicas in their own seeded harnesses on the same kernel.
+ * `consensus-1`).
+ *
+ * Crash and restart (`crash`, `restart`): a crashed node loses everything it held — the frames in
+ * its queues and pipelines, its actors' DMOs, their timers, its clients' pending answers. The old
+ * SimNode object is cut off rather than torn down (its kernel events may still fire, but its
+ * timers are cancelled, and whatever it sends or answers is discarded), and frames addressed to
+ * the node are lost while it is down. `restart` builds a fresh SimNode at the same address and
+ * registers the same actors there again, with the same ids and names, from `init`: what survives
+ * a crash is only what the caller keeps outside the nodes (a modelled disk).
  */
 
 import type { ActorRef } from '../../actor/actor-ref.ts';
@@ -68,6 +75,17 @@ export interface SimNetworkCounters {
   framesDropped: number;
   framesDuplicated: number;
   framesPartitioned: number;
+  /** Frames sent to or by a crashed node (and answers a crashed node tried to give). */
+  framesCrashed: number;
+}
+
+/** What `register` recorded, so `restart` can register the same actor again. */
+interface Registration {
+  readonly id: ActorId;
+  readonly name: string;
+  readonly home: number;
+  readonly definition: AnyActorDefinition;
+  readonly domain: Domain | undefined;
 }
 
 export class SimCluster {
@@ -79,6 +97,7 @@ export class SimCluster {
     framesDropped: 0,
     framesDuplicated: 0,
     framesPartitioned: 0,
+    framesCrashed: 0,
   };
 
   readonly #network: Required<SimNetworkOptions>;
@@ -86,6 +105,17 @@ export class SimCluster {
   /** Unordered node pairs that cannot reach each other, as `low:high`. */
   readonly #cut = new Set<string>();
   #nextActorId = 1;
+  /** The same array as `nodes`: `restart` puts a fresh node in a crashed one's place. */
+  readonly #nodeList: SimNode[];
+  readonly #options: SimClusterOptions;
+  readonly #port: SimNetworkPort;
+  readonly #registrations: Registration[] = [];
+  /** Indices of nodes that are down now. */
+  readonly #down = new Set<number>();
+  /** Node objects of earlier incarnations (crashed): whatever they send is discarded. */
+  readonly #dead = new WeakSet<SimNode>();
+  /** Crashes so far: until the first, the frame path skips the checks above. */
+  #crashes = 0;
 
   constructor(options: SimClusterOptions) {
     if (!Number.isInteger(options.nodes) || options.nodes < 1) {
@@ -116,16 +146,24 @@ export class SimCluster {
     this.#random = random;
     const port: SimNetworkPort = {
       transmit: (from, frame, atPortNs) => this.#transmit(from, frame, atPortNs),
-      answerClient: (_from, frame, atClientNs, ok) => this.#answerClient(frame, atClientNs, ok),
+      answerClient: (from, frame, atClientNs, ok) => this.#answerClient(from, frame, atClientNs, ok),
     };
+    this.#port = port;
+    this.#options = options;
     const nodes: SimNode[] = [];
-    for (let i = 0; i < options.nodes; i++) {
-      const timing = timings === null ? (options.timing as SimTiming) : (timings[i] as SimTiming);
-      const node = new SimNode({ ...options.node, id: i, timing, kernel: options.kernel });
-      node.attachNetwork(port);
-      nodes.push(node);
-    }
+    for (let i = 0; i < options.nodes; i++) nodes.push(this.#makeNode(i));
     this.nodes = nodes;
+    this.#nodeList = nodes;
+  }
+
+  #makeNode(index: number): SimNode {
+    const options = this.#options;
+    const timing = Array.isArray(options.timing)
+      ? (options.timing[index] as SimTiming)
+      : (options.timing as SimTiming);
+    const node = new SimNode({ ...options.node, id: index, timing, kernel: options.kernel });
+    node.attachNetwork(this.#port);
+    return node;
   }
 
   /** The node at `index` (0-based; also its NodeId). */
@@ -158,6 +196,7 @@ export class SimCluster {
       }
     }
     const id: ActorId = actorId(this.#nextActorId++);
+    this.#registrations.push({ id, name, home: at, definition: any, domain: options.domain });
     // Remote rows first: the actor's init may already send to peers registered earlier, and peers
     // registered later learn of it here before they can send to it.
     for (const node of this.nodes) {
@@ -166,7 +205,11 @@ export class SimCluster {
     return home.register(definition, { ...options, name, id });
   }
 
-  /** A client attached to node `at` sends to an actor on that node (see SimNode.clientSend). */
+  /**
+   * A client attached to node `at` sends to an actor on that node (see SimNode.clientSend). To a
+   * node that is down nothing is sent: it returns −1 and `sink` is never called, as it is not for
+   * a request the node held when it crashed.
+   */
   clientSend<M>(
     at: number,
     target: ActorRef<M, unknown>,
@@ -174,7 +217,84 @@ export class SimCluster {
     sink: ReplySink,
     packetBytes?: number,
   ): number {
-    return this.node(at).clientSend(target, message, sink, packetBytes);
+    const node = this.node(at);
+    if (this.#down.has(at)) {
+      // Nobody listens at a crashed node: the client hears nothing (its own timeout decides).
+      this.counters.framesCrashed++;
+      return -1;
+    }
+    // An answer the node gives after it crashed never reaches the client.
+    return node.clientSend(
+      target,
+      message,
+      (id, latencyNs, ok, answer, sentAtNs) => {
+        if (this.#dead.has(node)) {
+          this.counters.framesCrashed++;
+          return;
+        }
+        sink(id, latencyNs, ok, answer, sentAtNs);
+      },
+      packetBytes,
+    );
+  }
+
+  /** Whether node `index` is down (crashed and not restarted). */
+  isDown(index: number): boolean {
+    return this.#down.has(index);
+  }
+
+  /**
+   * Crashes node `index`: everything in it is lost (see the file header). Its actors stay
+   * addressable by id and name; frames to them are lost until `restart`. Throws ConfigError for a
+   * node that is already down.
+   */
+  crash(index: number): void {
+    const node = this.node(index);
+    if (this.#down.has(index)) {
+      throw new ConfigError('crash', `node ${index} is already down; restart it before crashing it again`);
+    }
+    this.#down.add(index);
+    this.#dead.add(node);
+    this.#crashes++;
+    for (const registration of this.#registrations) {
+      if (registration.home !== index) continue;
+      let instance: ReturnType<SimNode['instance']>;
+      try {
+        instance = node.instance(registration.id);
+      } catch {
+        continue; // mid-migration: no instance to stop; its timers die with the node's outputs
+      }
+      instance.store.clearTimers();
+    }
+  }
+
+  /**
+   * Restarts a crashed node: a fresh SimNode at the same address, every actor registered there
+   * before registered again (same id, name and domain) and initialised from `init` — empty DMOs,
+   * no timers. Returns the new node. Throws ConfigError for a node that is not down.
+   */
+  restart(index: number): SimNode {
+    this.node(index);
+    if (!this.#down.has(index)) {
+      throw new ConfigError('restart', `node ${index} is not down; crash it first`);
+    }
+    const fresh = this.#makeNode(index);
+    this.#nodeList[index] = fresh;
+    this.#down.delete(index);
+    // Remote rows first (an actor's init may send to peers), then the node's own actors.
+    for (const r of this.#registrations) {
+      if (r.home !== index)
+        fresh.registerRemote(r.definition, { id: r.id, name: r.name, node: this.node(r.home).id });
+    }
+    for (const r of this.#registrations) {
+      if (r.home !== index) continue;
+      fresh.register(r.definition, {
+        id: r.id,
+        name: r.name,
+        ...(r.domain === undefined ? {} : { domain: r.domain }),
+      });
+    }
+    return fresh;
   }
 
   /** Cuts the fabric between nodes `a` and `b` (both directions) until `heal`. */
@@ -200,8 +320,13 @@ export class SimCluster {
     counters.framesSent++;
     const row = from.table.lookup(frame.target);
     if (row === undefined || row.location.domain !== 'remote') return;
-    const to = this.nodes[row.location.node as NodeId as number];
+    const toIndex = row.location.node as NodeId as number;
+    const to = this.nodes[toIndex];
     if (to === undefined) return;
+    if (this.#crashes > 0 && (this.#down.has(toIndex) || this.#dead.has(from))) {
+      counters.framesCrashed++;
+      return;
+    }
     if (this.#cut.has(pairKey(from.id, to.id))) {
       counters.framesPartitioned++;
       return;
@@ -224,8 +349,12 @@ export class SimCluster {
     }
   }
 
-  #answerClient(frame: SimFrame, atClientNs: number, ok: boolean): void {
+  #answerClient(from: SimNode, frame: SimFrame, atClientNs: number, ok: boolean): void {
     if (frame.origin.kind !== 'client') return;
+    if (this.#dead.has(from)) {
+      this.counters.framesCrashed++;
+      return;
+    }
     this.nodes[frame.origin.endpoint.port]?.deliverClientAnswer(frame, atClientNs, ok);
   }
 }

@@ -47,6 +47,28 @@
  *   static mode (heartbeatNs = 0, the offload experiment): no timers, so no heartbeat, election,
  *          retransmission or lease; the setup leader runs phase 1 once and leads for good, and
  *          reads are served by it without a lease (no one else can be elected).
+ *   durable log (setup.log names the replica's log actor, log-actor.ts, pinned to the host; the
+ *          DST's deployments have one, the offload experiment does not): NIC memory is lost in a
+ *          crash, so the acceptor state is synced to the host's disk before anything announces it.
+ *          Each handler collects what it must make durable — a raised promise, accepted entries,
+ *          the entries it applied (marked chosen), the truncation point in steps of 32 — with the
+ *          messages that announce it (promise, accepted, and log-synced(applied) to itself), and
+ *          ends with ONE log-write carrying both; the log actor writes, fsyncs, then sends those
+ *          messages on.
+ *          So nothing waits in the actor between messages (it stays migratable), and:
+ *            a promise leaves only once promised ≥ b is durable; an accepted only once its entry is;
+ *            a leader's own accept and a candidate's own promise count only when they come back
+ *            from its log (acks and promiseMask start empty);
+ *            an applied point reaches the leader only once the applied entries are durable (an
+ *            accepted carries it through the log; a heartbeat-ack, sent directly, reports the
+ *            point log-synced confirmed), and the leader counts only its own durable applied point,
+ *            so its truncation point (every voting replica applied it) is durable everywhere.
+ *          Truncation folds the chosen prefix into the log's snapshot (the writes and the sessions
+ *          as of that slot, sim-log.ts) before dropping it. A restarted node runs every actor from
+ *          init; the consensus actor asks its log (log-read) and stays out of the protocol until
+ *          `recover` arrives: promise (≥ every accepted ballot), sessions, truncation point and the
+ *          entries above it; it rebuilds the memtable (the snapshot's writes, then the chosen prefix
+ *          in slot order) and follows; the rest it learns by catch-up. First start: an empty log.
  *
  * Invariants: an acceptor never accepts below its promise (P1); a leader proposes one value per
  * slot per ballot; a slot is chosen only by a majority of accepted at one ballot (unless the
@@ -55,13 +77,13 @@
  * what it deleted), so a laggard cannot be elected.
  *
  * Tested by test/apps/rkv/actors/: election.test.ts (step by step) and the DST (dst/harness.ts,
- * 200 CI seeds with drops, duplicates, jitter and partitions, some with forced NIC↔host
- * migrations; a linearizable client history and no lost write required; the UNSAFE_* mutations
- * must be caught).
+ * 200 CI seeds with drops, duplicates, jitter, partitions and node crash/restart, some with forced
+ * NIC↔host migrations; a linearizable client history and no lost write required; the UNSAFE_*
+ * mutations must be caught).
  *
- * What this actor leaves out: node crash and restart (its durable log on the host is not
- * modelled — every actor keeps its DMOs), and state transfer for a laggard. `PaxosReplica`
- * (src/apps/rkv/paxos) has both, in JS objects that cannot migrate.
+ * What this actor leaves out: state transfer for a laggard (`PaxosReplica`, src/apps/rkv/paxos,
+ * has it, in JS objects that cannot migrate), torn or partial log writes (a write is durable
+ * whole or, when the node crashed first, not at all), and a crash of the durable log itself.
  *
  * DMO layout (roots; re-opened on every message, so a migrated actor finds everything again):
  *
@@ -71,6 +93,9 @@
  *   log      DmoHashMap    slot (decimal) → [ballot f64][acks u32][chosen u8][key length u8]
  *                          [value length u32][clientId f64][seq f64][key][value][origin bytes …]
  *   sessions DmoNumberMap  clientId → the last seq applied
+ *
+ * The durable log (sim-log.ts, the host's disk): promised, slot → (ballot, command, chosen), and
+ * a snapshot (writes and sessions) at its truncation point.
  */
 
 import type { ActorContext, ActorRef, HandlerWork } from '../../../actor/index.ts';
@@ -87,6 +112,8 @@ type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 export const UNSAFE_CHOSEN_WITHOUT_MAJORITY = 1;
 /** Test-only mutation: no stickiness, and the leader serves reads without a lease. */
 export const UNSAFE_NO_LEASE = 2;
+/** Test-only mutation (durable log): a restarted replica ignores what its durable log holds. */
+export const UNSAFE_RECOVER_WITHOUT_LOG = 4;
 
 /** Default `maxLogEntries`. */
 export const DEFAULT_MAX_LOG_ENTRIES = 4096;
@@ -131,6 +158,16 @@ const META = {
   answeredFromSession: 28,
   /** Leader: bit r set once replica r reported its applied point under this ballot. */
   reportedMask: 29,
+  /** 1 from a setup with a durable log until the log's `recover` is installed. */
+  recovering: 30,
+  /** The truncation point last sent to the durable log. */
+  logTruncated: 31,
+  /** Restarts recovered from a non-empty durable log (a counter). */
+  recovered: 32,
+  /** The applied point the durable log confirmed (log-synced): what a heartbeat-ack reports. */
+  durableApplied: 33,
+  /** The applied point the last log-synced request asked to confirm. */
+  syncAskedApplied: 34,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -144,6 +181,9 @@ const RETRANSMIT_SLOTS = 64;
 const CATCHUP_ENTRIES = 64;
 /** Static mode has no tick: a follower re-asks for a catch-up at most this often. */
 const STATIC_CATCHUP_GAP_NS = 100_000;
+
+/** The durable log is told of truncation in steps of this many slots (each fold costs an fsync). */
+const LOG_TRUNCATE_STEP = 32;
 
 const RECORD_HEADER_BYTES = 42;
 const EMPTY = new Uint8Array(0);
@@ -244,6 +284,16 @@ class ConsensusState {
   readonly sessions: DmoNumberMap;
   readonly setup: RkvMsg<'consensus-setup'>;
   readonly me: number;
+  /**
+   * What this message's handling must make durable, and the messages to send once it is: one
+   * `log-write` at the end of the handler (flushLog). Lives for one message only.
+   */
+  readonly pending: {
+    promised: number;
+    truncateThrough: number;
+    readonly entries: LogEntry[];
+    readonly forwards: { readonly to: string; readonly message: RkvMessage }[];
+  } = { promised: 0, truncateThrough: 0, entries: [], forwards: [] };
 
   constructor(meta: DmoNumberMap, log: DmoHashMap, sessions: DmoNumberMap, setup: RkvMsg<'consensus-setup'>) {
     this.meta = meta;
@@ -302,6 +352,87 @@ class ConsensusState {
   isLaggardPeer(replica: number): boolean {
     return (this.num(META.laggardMask) & (1 << replica)) !== 0;
   }
+
+  /** Whether this replica syncs its acceptor state through a durable log (log-actor.ts). */
+  get durable(): boolean {
+    return this.setup.log.length > 0;
+  }
+
+  /** Consensus actor name of `replica`. */
+  nameOf(replica: number): string {
+    return this.setup.replicas[replica] ?? '';
+  }
+}
+
+type LogEntry = RkvMsg<'log-write'>['entries'][number];
+
+function toEntry(slot: number, record: SlotRecord): LogEntry {
+  return {
+    slot,
+    ballot: record.ballot,
+    chosen: record.chosen,
+    clientId: record.clientId,
+    seq: record.seq,
+    key: record.key,
+    value: record.value,
+  };
+}
+
+/**
+ * Makes `promised` (0: unchanged) and `entries` durable, THEN sends `forwards`: they travel inside
+ * the handler's one write (flushLog) and the log actor sends them once it is synced
+ * (log-actor.ts). Without a durable log the forwards leave at once.
+ */
+function sync(
+  ctx: RkvContext,
+  state: ConsensusState,
+  promised: number,
+  entries: LogEntry[],
+  forwards: { readonly to: string; readonly message: RkvMessage }[],
+): void {
+  if (!state.durable) {
+    for (const item of forwards) sendTo(ctx, item.to, item.message);
+    return;
+  }
+  const pending = state.pending;
+  if (promised > pending.promised) pending.promised = promised;
+  pending.entries.push(...entries);
+  pending.forwards.push(...forwards);
+}
+
+/** Tells the durable log of the truncation point, in steps (see LOG_TRUNCATE_STEP). */
+function syncTruncation(state: ConsensusState): void {
+  if (!state.durable) return;
+  const truncated = state.num(META.truncated);
+  if (truncated - state.num(META.logTruncated) < LOG_TRUNCATE_STEP) return;
+  state.set(META.logTruncated, truncated);
+  state.pending.truncateThrough = truncated;
+}
+
+/** Sends what the handler left pending as one `log-write` (see `sync`). */
+function flushLog(ctx: RkvContext, state: ConsensusState): void {
+  const pending = state.pending;
+  const applied = state.num(META.applied);
+  if (pending.entries.length > 0 && applied > state.num(META.syncAskedApplied)) {
+    // Have the log confirm the applied point once it is durable: heartbeat-acks report only that.
+    state.set(META.syncAskedApplied, applied);
+    pending.forwards.push({ to: state.nameOf(state.me), message: { type: 'log-synced', applied } });
+  }
+  if (
+    pending.promised === 0 &&
+    pending.truncateThrough === 0 &&
+    pending.entries.length === 0 &&
+    pending.forwards.length === 0
+  ) {
+    return;
+  }
+  sendTo(ctx, state.setup.log, {
+    type: 'log-write',
+    promised: pending.promised,
+    entries: pending.entries,
+    truncateThrough: pending.truncateThrough,
+    forwards: pending.forwards.map((item) => ({ to: item.to, message: rkvMessages.encode(item.message) })),
+  });
 }
 
 function rootOf(ctx: RkvContext, name: string): ObjectId {
@@ -377,14 +508,18 @@ function stand(ctx: RkvContext, state: ConsensusState, round?: number): void {
   state.set(META.role, CANDIDATE);
   state.set(META.ballot, ballot);
   state.set(META.promised, ballot);
-  state.set(META.promiseMask, 1 << state.me);
+  // With a durable log, its own promise counts once it is durable: it comes back from the log.
+  state.set(META.promiseMask, state.durable ? 0 : 1 << state.me);
   state.set(META.fromSlot, state.num(META.applied));
   state.set(META.waitFromNs, ctx.now());
   state.set(META.elections, state.num(META.elections) + 1);
   state.set(META.leaseUntil, 0);
   state.set(META.leaderHint, NO_LEADER);
   ctx.log.info({ ballot, fromSlot: state.num(META.applied) }, 'rkv: standing for election');
-  if (popcount(1 << state.me) >= state.majority) {
+  if (state.durable) {
+    const promise: RkvMessage = { type: 'promise', from: state.me, ballot, entries: [] };
+    sync(ctx, state, ballot, [], [{ to: state.nameOf(state.me), message: promise }]);
+  } else if (popcount(1 << state.me) >= state.majority) {
     lead(ctx, state);
     return;
   }
@@ -429,10 +564,22 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
 function propose(ctx: RkvContext, state: ConsensusState, slot: number, record: SlotRecord): void {
   const ballot = state.num(META.ballot);
   record.ballot = ballot;
-  record.acks = 1 << state.me;
+  // With a durable log the leader's own accept counts once it is durable (it comes back from the log).
+  record.acks = state.durable ? 0 : 1 << state.me;
   record.sentNs = ctx.now();
-  record.chosen = record.chosen || state.majority <= 1 || state.unsafe(UNSAFE_CHOSEN_WITHOUT_MAJORITY);
+  record.chosen =
+    record.chosen || (!state.durable && state.majority <= 1) || state.unsafe(UNSAFE_CHOSEN_WITHOUT_MAJORITY);
   state.store(slot, record);
+  if (state.durable) {
+    const accepted: RkvMessage = {
+      type: 'accepted',
+      from: state.me,
+      ballot,
+      slot,
+      applied: state.num(META.applied),
+    };
+    sync(ctx, state, ballot, [toEntry(slot, record)], [{ to: state.nameOf(state.me), message: accepted }]);
+  }
   sendAccept(ctx, state, slot, record, -1);
 }
 
@@ -468,13 +615,17 @@ function sendAccept(
  * Applies, in slot order, every entry ≤ the commit point that this replica holds as chosen; the
  * sessions table makes a client's command take effect once (see the header).
  */
-function applyReady(ctx: RkvContext, state: ConsensusState): void {
+function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void {
   const commit = state.num(META.commit);
   let applied = state.num(META.applied);
+  // Applied entries are written chosen to the durable log (in order before any later report of the
+  // applied point): the log's truncation folds only what it holds chosen, and a restart re-applies it.
+  const written: LogEntry[] = [];
   while (applied < commit) {
     const slot = applied + 1;
     const record = state.record(slot);
     if (record === undefined || !record.chosen) break;
+    if (write && state.durable) written.push(toEntry(slot, record));
     let duplicate = false;
     if (record.clientId > 0) {
       const last = state.sessions.get(record.clientId) ?? 0;
@@ -495,6 +646,7 @@ function applyReady(ctx: RkvContext, state: ConsensusState): void {
     applied = slot;
   }
   state.set(META.applied, applied);
+  if (written.length > 0) sync(ctx, state, 0, written, []);
 }
 
 function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): void {
@@ -591,11 +743,12 @@ function onAccept(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'accep
   observe(ctx, state, message.ballot);
   if (message.ballot > promised) state.set(META.promised, message.ballot);
   hearLeader(ctx, state, message.from);
+  const written: LogEntry[] = [];
   if (message.slot > state.num(META.applied)) {
     const mine = state.record(message.slot);
     // A chosen entry stays as it is (any later proposal for its slot carries the same value).
     if (mine === undefined || !mine.chosen) {
-      state.store(message.slot, {
+      const record: SlotRecord = {
         ballot: message.ballot,
         acks: 0,
         sentNs: 0,
@@ -606,17 +759,23 @@ function onAccept(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'accep
         key: message.key,
         value: message.value,
         origin: EMPTY,
-      });
+      };
+      state.store(message.slot, record);
+      if (state.durable) written.push(toEntry(message.slot, record));
     }
   }
   learn(ctx, state, message.from, message.ballot, message.commitThrough, -1);
-  toPeer(ctx, state, message.from, {
+  // The accepted leaves once the entry (and a raised promise) is durable.
+  const accepted: RkvMessage = {
     type: 'accepted',
     from: state.me,
     ballot: message.ballot,
     slot: message.slot,
     applied: state.num(META.applied),
-  });
+  };
+  sync(ctx, state, message.ballot > promised ? message.ballot : 0, written, [
+    { to: state.nameOf(message.from), message: accepted },
+  ]);
 }
 
 /** A message from the leader at a ballot ≥ our promise: it is alive (stickiness, timeout). */
@@ -662,6 +821,7 @@ function learn(
     const until = Math.min(truncateThrough, state.num(META.applied));
     for (let slot = state.num(META.truncated) + 1; slot <= until; slot++) state.drop(slot);
     if (until > state.num(META.truncated)) state.set(META.truncated, until);
+    syncTruncation(state);
   }
   maybeCatchUp(ctx, state, from);
 }
@@ -742,7 +902,8 @@ function onCatchup(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catc
 function truncate(ctx: RkvContext, state: ConsensusState): void {
   const commit = state.num(META.commit);
   const pointOf = (): number => {
-    let point = state.num(META.applied);
+    // With a durable log, only what is durably applied here too (a restart recovers at least that).
+    let point = state.num(state.durable ? META.durableApplied : META.applied);
     for (let r = 0; r < state.setup.replicas.length; r++) {
       if (r !== state.me && !state.isLaggardPeer(r)) point = Math.min(point, state.num(PEER_APPLIED + r));
     }
@@ -767,6 +928,7 @@ function truncate(ctx: RkvContext, state: ConsensusState): void {
   const truncated = state.num(META.truncated);
   for (let slot = truncated + 1; slot <= point; slot++) state.drop(slot);
   if (point > truncated) state.set(META.truncated, point);
+  syncTruncation(state);
 }
 
 // ---- the heartbeat, leases and reads -------------------------------------------------------------
@@ -812,12 +974,13 @@ function onCommit(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'commi
   }
   learn(ctx, state, message.from, message.ballot, message.commitThrough, message.truncateThrough);
   if (message.sentNs > 0 && state.num(META.laggard) !== 1) {
+    // With a durable log it reports the applied point its log confirmed durable (log-synced).
     toPeer(ctx, state, message.from, {
       type: 'heartbeat-ack',
       from: state.me,
       ballot: message.ballot,
       sentNs: message.sentNs,
-      applied: state.num(META.applied),
+      applied: state.num(state.durable ? META.durableApplied : META.applied),
     });
   }
 }
@@ -909,12 +1072,9 @@ function onPrepare(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prep
       value: record.value,
     });
   }
-  toPeer(ctx, state, message.from, {
-    type: 'promise',
-    from: state.me,
-    ballot: message.ballot,
-    entries,
-  });
+  // The promise leaves once it is durable.
+  const promise: RkvMessage = { type: 'promise', from: state.me, ballot: message.ballot, entries };
+  sync(ctx, state, message.ballot, [], [{ to: state.nameOf(message.from), message: promise }]);
 }
 
 function onPromise(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'promise'>): void {
@@ -1023,9 +1183,100 @@ function onSetup(
     meta.set(META.started, 1);
     const state = openState(ctx, meta, message);
     if (message.heartbeatNs > 0) ctx.setTimer(message.heartbeatNs, { type: 'tick' });
-    if (message.replica === message.leader) stand(ctx, state, 1);
+    if (state.durable) {
+      // Start from what the durable log holds (nothing on a first start): see onRecover.
+      meta.set(META.recovering, 1);
+      sendTo(ctx, message.log, { type: 'log-read' });
+    } else if (message.replica === message.leader) stand(ctx, state, 1);
   }
   if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
+}
+
+/**
+ * Before its durable log answered, a (re)started replica takes no part: it knows neither its
+ * promise nor what it accepted. Its tick asks the log again (the first ask may have reached the
+ * log actor before its setup).
+ */
+function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMessage): void {
+  switch (message.type) {
+    case 'recover':
+      onRecover(ctx, state, message);
+      return;
+    case 'tick':
+      if (state.timed) ctx.setTimer(state.setup.heartbeatNs, { type: 'tick' });
+      sendTo(ctx, state.setup.log, { type: 'log-read' });
+      return;
+    case 'put':
+    case 'get':
+      refuse(ctx, state, 'the replica is recovering its durable log; retry');
+      return;
+    default:
+  }
+}
+
+/**
+ * Installs the durable state after a (re)start: the promise (at least every accepted ballot), the
+ * sessions and the truncation point of the log's snapshot, the entries above it; rebuilds the
+ * memtable — the snapshot's writes, then the chosen prefix above it, re-applied in slot order
+ * (what the memtable held is lost with the NIC's memory); then follows. On a first start (an empty
+ * log) the setup leader stands, as without a log.
+ */
+function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'recover'>): void {
+  const amnesia = state.unsafe(UNSAFE_RECOVER_WITHOUT_LOG);
+  const entries = amnesia ? [] : message.entries;
+  const truncated = amnesia ? 0 : message.truncated;
+  let promised = amnesia ? 0 : message.promised;
+  for (const entry of entries) promised = Math.max(promised, entry.ballot);
+  if (promised > state.num(META.promised)) state.set(META.promised, promised);
+  noteRound(state, promised);
+  if (!amnesia) for (const session of message.sessions) state.sessions.set(session.clientId, session.seq);
+  state.set(META.truncated, truncated);
+  state.set(META.logTruncated, truncated);
+  state.set(META.applied, truncated);
+  state.set(META.commit, truncated);
+  let top = truncated;
+  for (const entry of entries) {
+    state.store(entry.slot, {
+      ballot: entry.ballot,
+      acks: 0,
+      sentNs: 0,
+      chosen: entry.chosen,
+      clientId: entry.clientId,
+      seq: entry.seq,
+      key: entry.key,
+      value: entry.value,
+      origin: EMPTY,
+    });
+    top = Math.max(top, entry.slot);
+  }
+  state.set(META.top, top);
+  state.set(META.nextSlot, top + 1);
+  if (!amnesia) {
+    for (const item of message.snapshot) {
+      sendTo(ctx, state.setup.memtable, {
+        type: 'apply',
+        slot: truncated,
+        key: item.key,
+        value: item.value,
+        origin: EMPTY,
+      });
+    }
+  }
+  let commit = truncated;
+  while (state.record(commit + 1)?.chosen === true) commit++;
+  state.set(META.commit, commit);
+  applyReady(ctx, state, false);
+  // All of it came from the log: durable.
+  state.set(META.durableApplied, state.num(META.applied));
+  state.set(META.syncAskedApplied, state.num(META.applied));
+  state.set(META.recovering, 0);
+  state.set(META.role, FOLLOWER);
+  state.set(META.leaderHint, NO_LEADER);
+  state.set(META.waitFromNs, ctx.now());
+  if (!message.empty) {
+    state.set(META.recovered, state.num(META.recovered) + 1);
+    ctx.log.info({ promised, truncated, applied: state.num(META.applied), top }, 'rkv: recovered');
+  } else if (state.me === state.setup.leader) stand(ctx, state, 1);
 }
 
 function openState(ctx: RkvContext, meta: DmoNumberMap, setup: RkvMsg<'consensus-setup'>): ConsensusState {
@@ -1060,6 +1311,10 @@ export interface ConsensusView {
   readonly caughtUp: number;
   /** Retried puts the leader answered from the sessions table. */
   readonly answeredFromSession: number;
+  /** Restarts recovered from a non-empty durable log. */
+  readonly recovered: number;
+  /** Waiting for its durable log after a (re)start. */
+  readonly recovering: boolean;
 }
 
 /** Reads a consensus actor's DMO state (a test hook: the heap and roots of its instance). */
@@ -1090,6 +1345,8 @@ export function inspectConsensus(
     retransmits: num(META.retransmits),
     caughtUp: num(META.caughtUp),
     answeredFromSession: num(META.answeredFromSession),
+    recovered: num(META.recovered),
+    recovering: num(META.recovering) === 1,
   };
 }
 
@@ -1124,37 +1381,58 @@ export const rkvConsensus = defineActor({
     }
     const setup = rkvMessages.decode(bytes) as RkvMsg<'consensus-setup'>;
     const state = openState(ctx, meta, setup);
-    switch (message.type) {
-      case 'put':
-        return onPut(ctx, state, message);
-      case 'get':
-        return onGet(ctx, state, message);
-      case 'accept':
-        return onAccept(ctx, state, message);
-      case 'accepted':
-        return onAccepted(ctx, state, message);
-      case 'commit':
-        return onCommit(ctx, state, message);
-      case 'heartbeat-ack':
-        return onHeartbeatAck(ctx, state, message);
-      case 'catchup-request':
-        return onCatchupRequest(ctx, state, message);
-      case 'catchup':
-        return onCatchup(ctx, state, message);
-      case 'prepare':
-        return onPrepare(ctx, state, message);
-      case 'promise':
-        return onPromise(ctx, state, message);
-      case 'reject':
-        return onReject(ctx, state, message);
-      case 'tick':
-        return onTick(ctx, state);
-      default:
-        ctx.log.warn({ type: message.type }, 'rkv: not a consensus message; dropped');
-    }
+    if (meta.get(META.recovering) === 1) whileRecovering(ctx, state, message);
+    else dispatch(ctx, state, message);
+    if (state.durable) flushLog(ctx, state);
   },
   cost: consensusWork,
 });
+
+function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): void {
+  switch (message.type) {
+    case 'put':
+      onPut(ctx, state, message);
+      return;
+    case 'get':
+      onGet(ctx, state, message);
+      return;
+    case 'accept':
+      onAccept(ctx, state, message);
+      return;
+    case 'accepted':
+      onAccepted(ctx, state, message);
+      return;
+    case 'commit':
+      onCommit(ctx, state, message);
+      return;
+    case 'heartbeat-ack':
+      onHeartbeatAck(ctx, state, message);
+      return;
+    case 'catchup-request':
+      onCatchupRequest(ctx, state, message);
+      return;
+    case 'catchup':
+      onCatchup(ctx, state, message);
+      return;
+    case 'prepare':
+      onPrepare(ctx, state, message);
+      return;
+    case 'promise':
+      onPromise(ctx, state, message);
+      return;
+    case 'reject':
+      onReject(ctx, state, message);
+      return;
+    case 'tick':
+      onTick(ctx, state);
+      return;
+    case 'log-synced':
+      if (message.applied > state.num(META.durableApplied)) state.set(META.durableApplied, message.applied);
+      return;
+    default:
+      ctx.log.warn({ type: message.type }, 'rkv: not a consensus message; dropped');
+  }
+}
 
 // ---- declared work (the simulator's cost model; docs/apps/rkv-sim.md) ---------------------------
 
@@ -1242,7 +1520,20 @@ function consensusWork(message: RkvMessage): HandlerWork {
         instructions: RKV_BASE_INSTRUCTIONS + 2 * SEND_INSTRUCTIONS + 2 * LOG_RECORD_INSTRUCTIONS,
       };
     case 'reject':
+    case 'log-synced':
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS };
+    case 'recover':
+      // A restart: store every durable entry, re-apply the snapshot and the chosen prefix (one
+      // apply each), the sessions table.
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          message.entries.length * (2 * LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS) +
+          message.snapshot.length * SEND_INSTRUCTIONS +
+          message.sessions.length * LOG_RECORD_INSTRUCTIONS +
+          2 * (entryBytes(message.entries) + entryBytes(message.snapshot)) * PER_BYTE_INSTRUCTIONS,
+      };
     case 'promise':
     case 'prepare': {
       const entries = message.type === 'promise' ? message.entries.length : 1;

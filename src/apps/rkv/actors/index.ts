@@ -12,7 +12,9 @@ export {
   rkvRef,
   UNSAFE_CHOSEN_WITHOUT_MAJORITY,
   UNSAFE_NO_LEASE,
+  UNSAFE_RECOVER_WITHOUT_LOG,
 } from './consensus-actor.ts';
+export { rkvLog } from './log-actor.ts';
 export type { RkvMessage, RkvMsg } from './messages.ts';
 export {
   MAX_KEY_BYTES,
@@ -25,8 +27,10 @@ export {
 } from './messages.ts';
 export type { RkvActorRole, RkvSimDeployment, RkvSimOptions } from './sim-deployment.ts';
 export {
+  crashReplica,
   deployRkvOnSimCluster,
   loadMemtables,
+  restartReplica,
   rkvInstanceName,
 } from './sim-deployment.ts';
 export type { DiskLookup, RunEntry } from './sim-disk.ts';
@@ -39,6 +43,8 @@ export {
   simDisk,
   unregisterSimDisk,
 } from './sim-disk.ts';
+export type { DurableEntry, DurableLogState } from './sim-log.ts';
+export { registerSimLog, SimLog, simLog, unregisterSimLog } from './sim-log.ts';
 export {
   DISK_FSYNC_NS,
   DISK_WRITE_BYTES_PER_SEC,

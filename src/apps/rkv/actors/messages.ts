@@ -49,6 +49,9 @@ const LOG_ENTRY = field.struct({
   value: VALUE,
 });
 const ITEM = field.struct({ key: KEY, value: VALUE });
+/** A message the durable-log actor sends on once its write is synced (to: an actor name). */
+const FORWARD = field.struct({ to: NAME, message: field.bytes({ maxBytes: MAX_RUN_BYTES }) });
+const SESSION = field.struct({ clientId: COUNT, seq: COUNT });
 
 /** The RKV codec: clients, replicas, the memtable path, the storage path and setup. */
 export const rkvMessages = messages({
@@ -92,6 +95,11 @@ export const rkvMessages = messages({
     maxLogEntries: COUNT,
     /** Test-only mutations (UNSAFE_* in consensus-actor.ts) that make the protocol unsafe; 0 in use. */
     unsafe: field.u8(),
+    /**
+     * The replica's durable-log actor (log-actor.ts); empty: no durable log — the acceptor state
+     * lives only in NIC memory and a crash is not survivable (the offload experiment's default).
+     */
+    log: NAME,
   },
   'memtable-setup': {
     /** Flush (minor compaction) once the active memtable holds this many bytes. */
@@ -104,6 +112,35 @@ export const rkvMessages = messages({
   'sstable-setup': { disk: NAME },
   'compaction-setup': { disk: NAME, memtable: NAME, level0Trigger: field.u8() },
   ready: {},
+  /** The durable-log actor: which modelled log it writes, and whose consensus actor it serves. */
+  'log-setup': { log: NAME, consensus: NAME },
+
+  // ---- consensus ↔ its durable log (log-actor.ts) -------------------------------------------------
+  /**
+   * One synced write: raise the promise (0: unchanged), store the entries, fold the chosen prefix
+   * up to truncateThrough (0: none) into the snapshot; THEN send each forward (an encoded RKV
+   * message) to its actor — a promise or accepted leaves only once what it announces is durable.
+   */
+  'log-write': {
+    promised: COUNT,
+    entries: field.list(LOG_ENTRY, { maxItems: MAX_LIST_ITEMS }),
+    truncateThrough: COUNT,
+    forwards: field.list(FORWARD, { maxItems: MAX_LIST_ITEMS }),
+  },
+  /** The log to its consensus actor: the entries applied through `applied` are durable. */
+  'log-synced': { applied: COUNT },
+  /** A (re)started consensus actor asks its log for everything durable; answered with `recover`. */
+  'log-read': {},
+  /** The durable state (sim-log.ts): promise, truncation point, snapshot and sessions, entries above. */
+  recover: {
+    promised: COUNT,
+    truncated: COUNT,
+    /** 1 when nothing was ever written (the replica's first start). */
+    empty: field.bool(),
+    sessions: field.list(SESSION, { maxItems: MAX_LIST_ITEMS }),
+    snapshot: field.list(ITEM, { maxItems: MAX_LIST_ITEMS }),
+    entries: field.list(LOG_ENTRY, { maxItems: MAX_LIST_ITEMS }),
+  },
 
   // ---- Multi-Paxos between consensus actors ---------------------------------------------------
   /** Phase 1a: the candidate holds every chosen entry ≤ fromSlot (its applied point). */

@@ -4,6 +4,13 @@
  * the runtime moves them), SSTable reader and compaction (pinned to the host) — with its own
  * modelled disk. Registers them, sends the setup messages and waits for every answer; the leader's
  * phase 1 runs during that wait. Used by the offload experiment and the tests.
+ *
+ * With `durableLog` each replica also runs a durable-log actor (log-actor.ts, pinned to the host)
+ * over a modelled log (sim-log.ts) that the deployment keeps, with the SimDisk, across a node's
+ * crash: `crashReplica` crashes the node (SimCluster.crash) and takes its disk and log away from
+ * the dead incarnation; `restartReplica` restarts it (the same actors from init on a fresh node),
+ * hands the disk and log to the new incarnation and sets the actors up again — the consensus actor
+ * then recovers from its log and rejoins as a follower.
  */
 
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
@@ -11,12 +18,14 @@ import type { ActorRef } from '../../../actor/index.ts';
 import { ExperimentSetupError } from '../../../errors.ts';
 import type { SimCluster } from '../../../platform/sim/sim-cluster.ts';
 import { rkvConsensus } from './consensus-actor.ts';
+import { rkvLog } from './log-actor.ts';
 import type { RkvMessage } from './messages.ts';
-import { registerSimDisk, SimDisk } from './sim-disk.ts';
+import { registerSimDisk, SimDisk, unregisterSimDisk } from './sim-disk.ts';
+import { registerSimLog, SimLog, unregisterSimLog } from './sim-log.ts';
 import { rkvCompaction, rkvMemtable, rkvSstableReader } from './storage-actors.ts';
 
 /** The actors of one replica, by role. */
-export type RkvActorRole = 'consensus' | 'memtable' | 'sstable' | 'compaction';
+export type RkvActorRole = 'consensus' | 'memtable' | 'sstable' | 'compaction' | 'log';
 
 /** What `deployRkvOnSimCluster` takes. */
 export interface RkvSimOptions {
@@ -32,6 +41,12 @@ export interface RkvSimOptions {
   readonly level0Trigger?: number;
   /** Register every actor on the host (the host-only baseline); default: by placement. */
   readonly allOnHost?: boolean;
+  /**
+   * Give each replica a durable log on its host (log-actor.ts): promises and accepts are synced
+   * before they are answered, and a replica survives `crashReplica` / `restartReplica`. Default
+   * false: the acceptor state lives only in NIC memory (the offload experiment's fault-free model).
+   */
+  readonly durableLog?: boolean;
   /**
    * The consensus actors' timers (consensus-actor.ts): heartbeat period H and election timeout /
    * lease T, in ns. Absent (or heartbeatNs 0): static mode — the setup leader leads for good, no
@@ -58,8 +73,20 @@ export interface RkvSimDeployment {
   readonly memtables: readonly ActorRef<RkvMessage, RkvMessage>[];
   readonly sstables: readonly ActorRef<RkvMessage, RkvMessage>[];
   readonly compactions: readonly ActorRef<RkvMessage, RkvMessage>[];
+  /** Durable-log actors, by replica (empty without `durableLog`). */
+  readonly logActors: readonly ActorRef<RkvMessage, RkvMessage>[];
   readonly disks: readonly SimDisk[];
+  /** Each replica's durable log (empty without `durableLog`); kept across restarts. */
+  readonly logs: readonly SimLog[];
 }
+
+/** What restarting a replica needs: its setup messages and its storage's names per incarnation. */
+interface Restartable {
+  readonly setups: (replica: number) => { ref: ActorRef<RkvMessage, RkvMessage>; message: RkvMessage }[];
+  readonly storageNames: (replica: number) => { disk: string; log: string };
+  readonly incarnations: number[];
+}
+const restartables = new WeakMap<RkvSimDeployment, Restartable>();
 
 /** Instance names of replica `replica`'s actors. */
 export function rkvInstanceName(role: RkvActorRole, replica: number): string {
@@ -88,59 +115,80 @@ export function deployRkvOnSimCluster(cluster: SimCluster, options: RkvSimOption
     }) as unknown as ActorRef<RkvMessage, RkvMessage>;
   const any = (definition: unknown) => definition as AnyActorDefinition;
   const replicaIds = Array.from({ length: replicas }, (_, r) => r);
+  const durable = options.durableLog === true;
   const disks = replicaIds.map(
     () => new SimDisk({ baseKeys: options.baseKeys ?? 1_000_000, valueBytes: options.valueBytes }),
   );
-  const diskNames = replicaIds.map((r) => `rkv-disk-${deployment}-${r}`);
-  disks.forEach((disk, r) => {
-    registerSimDisk(diskNames[r] as string, disk);
-  });
+  const logs = durable ? replicaIds.map(() => new SimLog()) : [];
+  const incarnations = replicaIds.map(() => 1);
+  // Per incarnation: a crashed node's actors must not find the storage its successor uses.
+  const storageNames = (r: number) => {
+    const suffix = incarnations[r] === 1 ? '' : `-i${incarnations[r]}`;
+    return { disk: `rkv-disk-${deployment}-${r}${suffix}`, log: `rkv-log-${deployment}-${r}${suffix}` };
+  };
+  for (const r of replicaIds) {
+    registerSimDisk(storageNames(r).disk, disks[r] as SimDisk);
+    if (durable) registerSimLog(storageNames(r).log, logs[r] as SimLog);
+  }
   const sstables = replicaIds.map((r) => register('sstable', r, any(rkvSstableReader)));
   const compactions = replicaIds.map((r) => register('compaction', r, any(rkvCompaction)));
   const memtables = replicaIds.map((r) => register('memtable', r, any(rkvMemtable)));
+  const logActors = durable ? replicaIds.map((r) => register('log', r, any(rkvLog))) : [];
   const consensus = replicaIds.map((r) => register('consensus', r, any(rkvConsensus)));
 
+  /** Replica r's setup messages but the consensus actor's (storage first, then the durable log). */
+  const storageSetups = (r: number) => {
+    const names = storageNames(r);
+    const list: { ref: ActorRef<RkvMessage, RkvMessage>; message: RkvMessage }[] = [
+      { ref: sstables[r]!, message: { type: 'sstable-setup', disk: names.disk } },
+      {
+        ref: compactions[r]!,
+        message: {
+          type: 'compaction-setup',
+          disk: names.disk,
+          memtable: rkvInstanceName('memtable', r),
+          level0Trigger: options.level0Trigger ?? 4,
+        },
+      },
+      {
+        ref: memtables[r]!,
+        message: {
+          type: 'memtable-setup',
+          limitBytes: options.memtableLimitBytes ?? 1024 * 1024,
+          sstable: rkvInstanceName('sstable', r),
+          compaction: rkvInstanceName('compaction', r),
+        },
+      },
+    ];
+    if (durable) {
+      list.push({
+        ref: logActors[r]!,
+        message: { type: 'log-setup', log: names.log, consensus: rkvInstanceName('consensus', r) },
+      });
+    }
+    return list;
+  };
+  const consensusSetup = (r: number) => ({
+    ref: consensus[r]!,
+    message: {
+      type: 'consensus-setup' as const,
+      replica: r,
+      leader,
+      replicas: replicaIds.map((id) => rkvInstanceName('consensus', id)),
+      memtable: rkvInstanceName('memtable', r),
+      heartbeatNs: options.consensus?.heartbeatNs ?? 0,
+      electionTimeoutNs: options.consensus?.electionTimeoutNs ?? 0,
+      maxLogEntries: options.consensus?.maxLogEntries ?? 0,
+      unsafe: options.consensus?.unsafe ?? 0,
+      log: durable ? rkvInstanceName('log', r) : '',
+    },
+  });
+
   const sends: { node: number; ref: ActorRef<RkvMessage, RkvMessage>; message: RkvMessage }[] = [];
-  for (const r of replicaIds) {
-    sends.push({ node: r, ref: sstables[r]!, message: { type: 'sstable-setup', disk: diskNames[r]! } });
-    sends.push({
-      node: r,
-      ref: compactions[r]!,
-      message: {
-        type: 'compaction-setup',
-        disk: diskNames[r]!,
-        memtable: rkvInstanceName('memtable', r),
-        level0Trigger: options.level0Trigger ?? 4,
-      },
-    });
-    sends.push({
-      node: r,
-      ref: memtables[r]!,
-      message: {
-        type: 'memtable-setup',
-        limitBytes: options.memtableLimitBytes ?? 1024 * 1024,
-        sstable: rkvInstanceName('sstable', r),
-        compaction: rkvInstanceName('compaction', r),
-      },
-    });
-  }
+  for (const r of replicaIds) for (const send of storageSetups(r)) sends.push({ node: r, ...send });
   // Followers first: the leader's prepare must find them set up.
   for (const r of [...replicaIds.filter((r) => r !== leader), leader]) {
-    sends.push({
-      node: r,
-      ref: consensus[r]!,
-      message: {
-        type: 'consensus-setup',
-        replica: r,
-        leader,
-        replicas: replicaIds.map((id) => rkvInstanceName('consensus', id)),
-        memtable: rkvInstanceName('memtable', r),
-        heartbeatNs: options.consensus?.heartbeatNs ?? 0,
-        electionTimeoutNs: options.consensus?.electionTimeoutNs ?? 0,
-        maxLogEntries: options.consensus?.maxLogEntries ?? 0,
-        unsafe: options.consensus?.unsafe ?? 0,
-      },
-    });
+    sends.push({ node: r, ...consensusSetup(r) });
   }
   // With timers the kernel never goes idle: stop at the answer instead.
   const timed = (options.consensus?.heartbeatNs ?? 0) > 0;
@@ -161,7 +209,64 @@ export function deployRkvOnSimCluster(cluster: SimCluster, options: RkvSimOption
       );
     }
   }
-  return { cluster, leader, consensus, memtables, sstables, compactions, disks };
+  const deployed: RkvSimDeployment = {
+    cluster,
+    leader,
+    consensus,
+    memtables,
+    sstables,
+    compactions,
+    logActors,
+    disks,
+    logs,
+  };
+  restartables.set(deployed, {
+    setups: (r) => [...storageSetups(r), consensusSetup(r)],
+    storageNames,
+    incarnations,
+  });
+  return deployed;
+}
+
+/**
+ * Crashes replica `replica`'s node (SimCluster.crash: its NIC and host memory, queues and timers
+ * are lost) and takes its disk and durable log away from the dead incarnation; both stay in the
+ * deployment for `restartReplica`.
+ */
+export function crashReplica(deployment: RkvSimDeployment, replica: number): void {
+  const restartable = restartables.get(deployment);
+  if (restartable === undefined) throw new ExperimentSetupError('rkv', 'not a deployRkvOnSimCluster result');
+  deployment.cluster.crash(replica);
+  const names = restartable.storageNames(replica);
+  unregisterSimDisk(names.disk);
+  unregisterSimLog(names.log);
+}
+
+/** Between two setup messages of a restart (they are sent ahead, in order, not waited for). */
+const RESTART_SETUP_SPACING_NS = 2_000;
+
+/**
+ * Restarts a crashed replica: a fresh node with the same actors from init (SimCluster.restart),
+ * its disk and durable log under the new incarnation's names, and every actor set up again —
+ * storage and log first, the consensus actor last (it then asks its log for the durable state).
+ * Sends the setups without running the kernel (it may be called from inside a kernel event);
+ * they are handled as the caller's run goes on.
+ */
+export function restartReplica(deployment: RkvSimDeployment, replica: number): void {
+  const restartable = restartables.get(deployment);
+  if (restartable === undefined) throw new ExperimentSetupError('rkv', 'not a deployRkvOnSimCluster result');
+  const node = deployment.cluster.restart(replica);
+  restartable.incarnations[replica] = (restartable.incarnations[replica] ?? 1) + 1;
+  const names = restartable.storageNames(replica);
+  registerSimDisk(names.disk, deployment.disks[replica] as SimDisk);
+  const log = deployment.logs[replica];
+  if (log !== undefined) registerSimLog(names.log, log);
+  const now = deployment.cluster.kernel.now();
+  restartable.setups(replica).forEach((send, index) => {
+    node.clientSend(send.ref, send.message, () => {}, undefined, {
+      atNs: now + (index + 1) * RESTART_SETUP_SPACING_NS,
+    });
+  });
 }
 
 /** Items per `memtable-load` message, and the time between two (see `loadMemtables`). */

@@ -8,6 +8,12 @@
  * they follow the leader hint, on a timeout they try the next replica. Optionally the consensus
  * and memtable actors of random replicas are force-migrated NIC↔host mid-run.
  *
+ * Node crash and restart: every replica has a durable log on its host (log-actor.ts). The nemesis
+ * crashes one or two random replicas per run (the leader in about half of the crashes) at random
+ * times and restarts each after a random downtime, never with more than a minority down at once:
+ * the crashed node loses its NIC and host memory (every actor's DMOs, queues, timers); the
+ * restarted one recovers from its durable log and SSTables and rejoins as a follower.
+ *
  * Every random choice comes from one seeded `Random` (forked per component), so a seed replays
  * exactly; a failing seed prints `reproduceActorDst(...)`'s command.
  *
@@ -24,8 +30,10 @@ import type { ActorRef } from '../../../../../src/actor/index.ts';
 import { type ConsensusView, inspectConsensus } from '../../../../../src/apps/rkv/actors/consensus-actor.ts';
 import { NO_LEADER, type RkvMessage, rkvKey } from '../../../../../src/apps/rkv/actors/messages.ts';
 import {
+  crashReplica,
   deployRkvOnSimCluster,
   type RkvSimDeployment,
+  restartReplica,
 } from '../../../../../src/apps/rkv/actors/sim-deployment.ts';
 import {
   checkLinearizability,
@@ -67,6 +75,8 @@ export interface ActorDstOptions {
   readonly unsafe?: number;
   /** Log entries kept for a replica that does not apply them (default: the actor's). */
   readonly maxLogEntries?: number;
+  /** Crash and restart replicas (default true; needs the durable log, which every run has). */
+  readonly crashes?: boolean;
   readonly trace?: (line: string) => void;
 }
 
@@ -81,6 +91,11 @@ export interface ActorDstStats {
   leaderIsolations: number;
   elections: number;
   migrations: number;
+  /** Replicas crashed, and restarted. */
+  crashes: number;
+  restarts: number;
+  /** Restarts that recovered from a non-empty durable log (counted by the consensus actors). */
+  recovered: number;
   framesDropped: number;
   framesDuplicated: number;
   laggards: number;
@@ -113,6 +128,7 @@ export function reproduceActorDst(options: Omit<ActorDstOptions, 'trace'>): stri
   if (options.unsafe !== undefined && options.unsafe !== 0)
     vars.push(`RKV_ACTOR_DST_UNSAFE=${options.unsafe}`);
   if (options.maxLogEntries !== undefined) vars.push(`RKV_ACTOR_DST_MAX_LOG=${options.maxLogEntries}`);
+  if (options.crashes === false) vars.push('RKV_ACTOR_DST_CRASHES=0');
   return `${vars.join(' ')} RKV_ACTOR_DST_TRACE=1 npx tsx --test test/apps/rkv/actors/dst/replay.test.ts`;
 }
 
@@ -141,6 +157,9 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     leaderIsolations: 0,
     elections: 0,
     migrations: 0,
+    crashes: 0,
+    restarts: 0,
+    recovered: 0,
     framesDropped: 0,
     framesDuplicated: 0,
     laggards: 0,
@@ -186,6 +205,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       valueBytes: 16,
       memtableLimitBytes: 1024,
       level0Trigger: 3,
+      durableLog: true,
       consensus: {
         heartbeatNs: HEARTBEAT_NS,
         electionTimeoutNs: ELECTION_TIMEOUT_NS,
@@ -200,6 +220,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     const history: KvHistoryOp[] = [];
 
     const view = (r: number): ConsensusView | undefined => {
+      if (cluster.isDown(r)) return undefined;
       try {
         const instance = cluster.node(r).instance(d.consensus[r]!.id);
         return inspectConsensus(instance.heap, (name) => instance.root(name));
@@ -372,6 +393,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       for (let at = startNs + mover.int(100, 600) * US; at < endNs; at += mover.int(300, 900) * US) {
         kernel.at(at, () => {
           const r = mover.int(0, replicas);
+          if (cluster.isDown(r)) return;
           const node = cluster.node(r);
           const ref = mover.chance(0.6) ? d.consensus[r]! : d.memtables[r]!;
           const where = node.domainOf(ref.id);
@@ -379,6 +401,38 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           node.migrate(ref.id, where === 'host' ? 'nic' : 'host');
           stats.migrations++;
           trace(`${kernel.now()} migrate ${ref.name} → ${where === 'host' ? 'nic' : 'host'}`);
+        });
+      }
+    }
+
+    // ---- crashes -------------------------------------------------------------------------------
+    if (options.crashes !== false) {
+      const crasher = random.fork('crash');
+      const minority = Math.floor((replicas - 1) / 2);
+      const down = new Set<number>();
+      const count = crasher.chance(0.35) ? 2 : 1;
+      for (let i = 0; i < count; i++) {
+        const at = startNs + crasher.int(200, WORKLOAD_NS / US - 1200) * US;
+        const downtimeNs = crasher.int(200, 1200) * US;
+        const leaderFirst = crasher.chance(0.5);
+        const pick = crasher.int(0, replicas);
+        kernel.at(at, () => {
+          const leader = leaderNow();
+          let r = leaderFirst && leader !== undefined ? leader : pick;
+          // Never more than a minority down: skip, or take another replica that is up.
+          if (down.size + 1 > minority) return;
+          for (let k = 0; down.has(r) && k < replicas; k++) r = (r + 1) % replicas;
+          if (down.has(r)) return;
+          crashReplica(d, r);
+          down.add(r);
+          stats.crashes++;
+          trace(`${kernel.now()} nemesis: crash ${r}${r === leader ? ' (the leader)' : ''}`);
+          kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
+            restartReplica(d, r);
+            down.delete(r);
+            stats.restarts++;
+            trace(`${kernel.now()} nemesis: restart ${r}`);
+          });
         });
       }
     }
@@ -435,6 +489,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       stats.retransmits += v.retransmits;
       stats.caughtUp += v.caughtUp;
       stats.answeredFromSession += v.answeredFromSession;
+      stats.recovered += v.recovered;
       stats.maxLogRecords = Math.max(stats.maxLogRecords, v.logRecords);
     }
     stats.framesDropped = cluster.counters.framesDropped;

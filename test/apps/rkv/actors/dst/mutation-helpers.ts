@@ -23,3 +23,28 @@ export function failingSeeds(unsafe: number, first: number, count: number): stri
   }
   return failed;
 }
+
+/**
+ * Like `failingSeeds`, for mutations that may also stall a run (a replica that forgot its log can
+ * leave the group without a leader it agrees on): returns every failing seed with its check; the
+ * caller asserts that a client-side check caught at least one.
+ */
+export function failingSeedsAnyCheck(
+  unsafe: number,
+  first: number,
+  count: number,
+): { readonly seed: number; readonly check: string }[] {
+  const failed: { seed: number; check: string }[] = [];
+  for (let seed = first; seed < first + count; seed++) {
+    const result = runActorDst({ seed, unsafe });
+    if (!result.ok) {
+      assert.notEqual(
+        result.check,
+        'exception',
+        `seed ${seed}: ${result.failure}\n  reproduce: ${reproduceActorDst({ seed, unsafe })}`,
+      );
+      failed.push({ seed, check: result.check });
+    }
+  }
+  return failed;
+}

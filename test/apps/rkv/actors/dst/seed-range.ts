@@ -1,7 +1,7 @@
 /**
  * Runs a range of the consensus actor's DST seeds (harness.ts) for one test file: asserts
  * every seed passed (a failure prints its reproduce command), that the faults the runs were meant
- * to inject really happened, and reports the time per seed. The CI's 200 seeds are split over
+ * to inject really happened (node crashes and restarts included), and reports the time per seed. The CI's 200 seeds are split over
  * twenty files of 10 (seeds-*.test.ts) so each stays well under the suite's per-file budget even
  * on a loaded machine: a run drives the whole simulated platform (four actors per replica on
  * SimNodes), ~3–8 thousand events, 150–400 ms per seed on the 2-core dev machine when it is quiet
@@ -75,6 +75,13 @@ export function assertActorSeedsPass(
   }
   assert.ok(totals.elections > count, `elections: ${totals.elections} (more than one per run on average)`);
   assert.ok(totals.retransmits > 0, 'the leaders retransmitted accepts');
+  if (options.crashes !== false) {
+    // Node crash and restart: every file crashes replicas (leaders among them) and each restarted
+    // replica recovered from its durable log (a restart before anything was written counts 0).
+    assert.ok(totals.crashes >= count, `crashes: ${totals.crashes} over ${count} seeds is too few`);
+    assert.equal(totals.restarts, totals.crashes, 'every crashed replica was restarted');
+    assert.ok(totals.recovered >= count / 2, `recovered: ${totals.recovered} restarts recovered a log`);
+  }
   assert.ok(totals.opsAcknowledged > count * 50, 'clients got work done despite the faults');
   // Truncation keeps the logs short: every replica applied and dropped nearly everything.
   assert.ok(totals.maxLogRecords < 64, `a replica still held ${totals.maxLogRecords} log records at the end`);
