@@ -163,9 +163,11 @@ export class DmoHashMap {
    * What #revalidate proved about the root and table, kept while Region.unchangedSince(#stamp)
    * holds (no allocate or free in the region, same owner and incarnation) and the root still
    * holds the same table offset and capacity — so most operations skip re-resolving the root
-   * through the object table and re-checking the table's bounds. Capacity 0 never matches a
-   * root, so the first operation always validates.
+   * through the object table and re-checking the table's bounds. Until the first #revalidate
+   * succeeds nothing is cached: a restored region's stamp starts at 0 like a fresh handle's, so
+   * the stamp alone cannot tell "checked" from "never checked".
    */
+  #validated = false;
   #stamp = 0;
   #cachedRoot = 0;
   #cachedTable = 0;
@@ -424,6 +426,7 @@ export class DmoHashMap {
     const u32 = this.#u32;
     let root = this.#cachedRoot;
     if (
+      !this.#validated ||
       !this.#region.unchangedSince(this.#stamp) ||
       u32[root + 3 /* ROOT.capacity */] !== this.#cachedCapacity ||
       (u32[root + 6 /* ROOT.tableOffset */]! | 0) !== this.#cachedTableOffset
@@ -582,6 +585,7 @@ export class DmoHashMap {
     this.#cachedSlotLimit = region.slotLimit();
     this.#cachedRoot = root;
     this.#stamp = stamp;
+    this.#validated = true;
     return root;
   }
 
@@ -907,6 +911,11 @@ export class DmoHashMap {
       throw this.#damaged(`entry at ${offset} in object ${region.idOf(link)} is not in one of its slabs`);
     }
     const word = slab + (inSlab >>> 2);
+    // A damaged table naming one entry from two slots would free it twice: a cycle in the free
+    // list, then two keys sharing one entry. Refuse the second release.
+    if (u32[word + ENTRY.keyLength] === FREE_KEY_LENGTH) {
+      throw this.#damaged(`entry at ${offset} in object ${region.idOf(link)} is already free`);
+    }
     const head = root + ROOT.freeLists + 2 * ((stride >>> 4) - 1);
     u32.fill(0, word + ENTRY.valueLength, word + (stride >>> 2));
     u32[word + ENTRY.keyLength] = FREE_KEY_LENGTH;
