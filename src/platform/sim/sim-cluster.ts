@@ -156,12 +156,12 @@ export class SimCluster {
     this.#nodeList = nodes;
   }
 
-  #makeNode(index: number): SimNode {
+  #makeNode(index: number, firstRequestId = 1): SimNode {
     const options = this.#options;
     const timing = Array.isArray(options.timing)
       ? (options.timing[index] as SimTiming)
       : (options.timing as SimTiming);
-    const node = new SimNode({ ...options.node, id: index, timing, kernel: options.kernel });
+    const node = new SimNode({ ...options.node, id: index, timing, kernel: options.kernel, firstRequestId });
     node.attachNetwork(this.#port);
     return node;
   }
@@ -196,13 +196,16 @@ export class SimCluster {
       }
     }
     const id: ActorId = actorId(this.#nextActorId++);
-    this.#registrations.push({ id, name, home: at, definition: any, domain: options.domain });
     // Remote rows first: the actor's init may already send to peers registered earlier, and peers
     // registered later learn of it here before they can send to it.
     for (const node of this.nodes) {
       if (node !== home) node.registerRemote(any, { id, name, node: home.id });
     }
-    return home.register(definition, { ...options, name, id });
+    const ref = home.register(definition, { ...options, name, id });
+    // Recorded only once registered: `restart` must not re-register an actor whose first
+    // registration failed.
+    this.#registrations.push({ id, name, home: at, definition: any, domain: options.domain });
+    return ref;
   }
 
   /**
@@ -278,7 +281,9 @@ export class SimCluster {
     if (!this.#down.has(index)) {
       throw new ConfigError('restart', `node ${index} is not down; crash it first`);
     }
-    const fresh = this.#makeNode(index);
+    // Request ids continue across incarnations: an answer for a request of the dead incarnation
+    // (given by a live node, routed here by port) must not match a new request with the same id.
+    const fresh = this.#makeNode(index, this.node(index).nextRequestId);
     this.#nodeList[index] = fresh;
     this.#down.delete(index);
     // Remote rows first (an actor's init may send to peers), then the node's own actors.

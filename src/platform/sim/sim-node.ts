@@ -60,6 +60,11 @@ export interface SimNodeOptions {
   readonly ingressQueuePackets?: number;
   /** A handler running longer than this on a NIC core gets its actor deregistered (iPipe's DoS timer). */
   readonly watchdogNs?: number;
+  /**
+   * The first client request id (default 1). SimCluster.restart continues a crashed node's
+   * counter, so an answer meant for the dead incarnation never matches a new request.
+   */
+  readonly firstRequestId?: number;
   /** How often the management core checks while idle. */
   readonly manageEveryNs?: number;
   readonly log?: ActorLogger;
@@ -253,6 +258,11 @@ export class SimNode {
     this.#ingressLimit = options.ingressQueuePackets ?? 4096;
     this.#clientEndpoint = Object.freeze({ address: CLIENT_ADDRESS, port: this.id });
     this.#watchdogNs = options.watchdogNs ?? 10_000_000;
+    const firstRequestId = options.firstRequestId ?? 1;
+    if (!Number.isSafeInteger(firstRequestId) || firstRequestId < 1) {
+      throw new ConfigError('firstRequestId', `must be a positive integer, got ${firstRequestId}`);
+    }
+    this.#nextRequestId = firstRequestId;
     this.#manageEveryNs = options.manageEveryNs ?? 20_000;
     this.table = new ActorTable();
     const regionBytes = options.regionBytes ?? 4 * 1024 * 1024;
@@ -469,6 +479,11 @@ export class SimNode {
   }
 
   // ── clients ──────────────────────────────────────────────────────────────────────────────────
+
+  /** The id the next client request gets (a restarted node in a SimCluster starts from here). */
+  get nextRequestId(): number {
+    return this.#nextRequestId;
+  }
 
   /**
    * A client sends `message` to `target` in a frame of `packetBytes` (at least the encoded

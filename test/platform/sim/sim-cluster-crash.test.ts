@@ -123,3 +123,52 @@ test('crash and restart refuse a node in the wrong state', () => {
   assert.throws(() => setup.cluster.crash(1), ConfigError);
   assert.throws(() => setup.cluster.crash(7), ConfigError);
 });
+
+test("an answer for a crashed incarnation's request never reaches a new request (ids continue)", () => {
+  // Node 0's front forwards to the ledger on node 1, which answers node 0's client by port. Crash
+  // node 0 while the old request is at node 1, restart it, send a new request at once: the old
+  // answer still arrives at node 0's port. With request ids restarting at 1 it matched the new one.
+  let oldInFlight = 0;
+  for (let crashAtNs = 500; crashAtNs <= 15_000; crashAtNs += 500) {
+    const setup = build();
+    const { kernel, cluster, entry } = setup;
+    let oldAnswered = false;
+    cluster.clientSend(0, entry, { type: 'add', key: 1, amount: 100, seq: 111 }, () => {
+      oldAnswered = true;
+    });
+    kernel.run({ untilNs: crashAtNs });
+    if (oldAnswered) continue;
+    oldInFlight++;
+    const before = cluster.node(0).nextRequestId;
+    cluster.crash(0);
+    cluster.restart(0);
+    assert.equal(cluster.node(0).nextRequestId, before, 'the fresh incarnation continues the ids');
+    const seqs: number[] = [];
+    cluster.clientSend(0, entry, { type: 'add', key: 2, amount: 5, seq: 222 }, (_id, _l, ok, reply) => {
+      if (ok) seqs.push((reply as { seq: number }).seq);
+    });
+    kernel.run({ untilNs: kernel.now() + 1_000_000 });
+    assert.equal(oldAnswered, false, `crash at ${crashAtNs} ns: the old request's client is gone`);
+    assert.deepEqual(seqs, [222], `crash at ${crashAtNs} ns: the new request hears its own answer only`);
+  }
+  // The scenario must have put an old request in flight at node 1 for some crash times.
+  assert.ok(oldInFlight >= 5, `old requests in flight at the crash: ${oldInFlight}`);
+});
+
+test('register records an actor only once it is registered (restart does not bring back a failed one)', () => {
+  const kernel = new EventKernel();
+  const cluster = new SimCluster({ kernel, timing: testTiming(), nodes: 2 });
+  const entry = cluster.register(0, front);
+  cluster.register(1, ledger, { name: 'ledger-far' });
+  // A registration the node refuses (no such domain).
+  const domain = 'nowhere' as unknown as 'nic';
+  assert.throws(() => cluster.register(0, ledger, { name: 'ledger-bad', domain }), ConfigError);
+  cluster.crash(0);
+  const fresh = cluster.restart(0); // re-registering the refused one would throw here
+  assert.equal(fresh.instance(entry.id).state, 'ready');
+  assert.equal(
+    fresh.table.lookupName('ledger-bad'),
+    undefined,
+    'the failed registration is not re-registered',
+  );
+});

@@ -59,6 +59,12 @@
  *            a promise leaves only once promised ≥ b is durable; an accepted only once its entry is;
  *            a leader's own accept and a candidate's own promise count only when they come back
  *            from its log (acks and promiseMask start empty);
+ *            a ballot is durable before any message carries it: prepares (and their retries) are
+ *            forwards of the stand's log-write, so a restarted proposer recovers a promise ≥ every
+ *            ballot it sent and stands above it (no ballot is used by two incarnations);
+ *            a heartbeat that raises the promise is acknowledged once the promise is durable, and
+ *            a replica restarted from a non-empty log refuses prepares for a lease period (it may
+ *            have acknowledged a lease that still runs: onRecover);
  *            an applied point reaches the leader only once the applied entries are durable (an
  *            accepted carries it through the log; a heartbeat-ack, sent directly, reports the
  *            point log-synced confirmed), and the leader counts only its own durable applied point,
@@ -79,7 +85,8 @@
  * Tested by test/apps/rkv/actors/: election.test.ts (step by step) and the DST (dst/harness.ts,
  * 200 CI seeds with drops, duplicates, jitter, partitions and node crash/restart, some with forced
  * NIC↔host migrations; a linearizable client history and no lost write required; the UNSAFE_*
- * mutations must be caught).
+ * mutations must be caught), crash-safety.test.ts (restart scenarios step by step: leases,
+ * ballots, UNSAFE_ANNOUNCE_BEFORE_SYNC).
  *
  * What this actor leaves out: state transfer for a laggard (`PaxosReplica`, src/apps/rkv/paxos,
  * has it, in JS objects that cannot migrate), torn or partial log writes (a write is durable
@@ -114,6 +121,12 @@ export const UNSAFE_CHOSEN_WITHOUT_MAJORITY = 1;
 export const UNSAFE_NO_LEASE = 2;
 /** Test-only mutation (durable log): a restarted replica ignores what its durable log holds. */
 export const UNSAFE_RECOVER_WITHOUT_LOG = 4;
+/**
+ * Test-only mutation (durable log): promises, accepteds, prepares and log-synced leave at once
+ * instead of after the log write is durable (the write still happens). A crash inside the ~20 µs
+ * window between the two then loses what was already announced.
+ */
+export const UNSAFE_ANNOUNCE_BEFORE_SYNC = 8;
 
 /** Default `maxLogEntries`. */
 export const DEFAULT_MAX_LOG_ENTRIES = 4096;
@@ -168,6 +181,8 @@ const META = {
   durableApplied: 33,
   /** The applied point the last log-synced request asked to confirm. */
   syncAskedApplied: 34,
+  /** `recover` answers that arrived after the first was installed (the recovering tick re-asks). */
+  duplicateRecovers: 35,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -397,6 +412,10 @@ function sync(
   const pending = state.pending;
   if (promised > pending.promised) pending.promised = promised;
   pending.entries.push(...entries);
+  if (state.unsafe(UNSAFE_ANNOUNCE_BEFORE_SYNC)) {
+    for (const item of forwards) sendTo(ctx, item.to, item.message);
+    return;
+  }
   pending.forwards.push(...forwards);
 }
 
@@ -516,14 +535,29 @@ function stand(ctx: RkvContext, state: ConsensusState, round?: number): void {
   state.set(META.leaseUntil, 0);
   state.set(META.leaderHint, NO_LEADER);
   ctx.log.info({ ballot, fromSlot: state.num(META.applied) }, 'rkv: standing for election');
+  const prepare: RkvMessage = { type: 'prepare', from: state.me, ballot, fromSlot: state.num(META.applied) };
   if (state.durable) {
-    const promise: RkvMessage = { type: 'promise', from: state.me, ballot, entries: [] };
-    sync(ctx, state, ballot, [], [{ to: state.nameOf(state.me), message: promise }]);
-  } else if (popcount(1 << state.me) >= state.majority) {
+    // The ballot is durable before any message carries it: the prepares (and its own promise)
+    // leave from the log actor once promised = ballot is synced. Sent directly, a crash before the
+    // sync would let a restarted proposer recover an older promise and use this ballot again —
+    // for another value, with late promises and accepteds of the old incarnation counted for it.
+    const forwards = [
+      {
+        to: state.nameOf(state.me),
+        message: { type: 'promise', from: state.me, ballot, entries: [] } as RkvMessage,
+      },
+    ];
+    for (let replica = 0; replica < state.setup.replicas.length; replica++) {
+      if (replica !== state.me) forwards.push({ to: state.nameOf(replica), message: prepare });
+    }
+    sync(ctx, state, ballot, [], forwards);
+    return;
+  }
+  if (popcount(1 << state.me) >= state.majority) {
     lead(ctx, state);
     return;
   }
-  toFollowers(ctx, state, { type: 'prepare', from: state.me, ballot, fromSlot: state.num(META.applied) });
+  toFollowers(ctx, state, prepare);
 }
 
 /** A candidate with a majority of promises: re-propose everything above fromSlot at its ballot. */
@@ -975,13 +1009,18 @@ function onCommit(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'commi
   learn(ctx, state, message.from, message.ballot, message.commitThrough, message.truncateThrough);
   if (message.sentNs > 0 && state.num(META.laggard) !== 1) {
     // With a durable log it reports the applied point its log confirmed durable (log-synced).
-    toPeer(ctx, state, message.from, {
+    const ack: RkvMessage = {
       type: 'heartbeat-ack',
       from: state.me,
       ballot: message.ballot,
       sentNs: message.sentNs,
       applied: state.num(state.durable ? META.durableApplied : META.applied),
-    });
+    };
+    // An ack that raised the promise leaves once the promise is durable: a restart then finds a
+    // non-empty log and keeps refusing prepares for the lease this ack extends (onRecover).
+    if (message.ballot > promised)
+      sync(ctx, state, message.ballot, [], [{ to: state.nameOf(message.from), message: ack }]);
+    else toPeer(ctx, state, message.from, ack);
   }
 }
 
@@ -1131,16 +1170,18 @@ function onTick(ctx: RkvContext, state: ConsensusState): void {
       }
       const mask = state.num(META.promiseMask);
       const ballot = state.num(META.ballot);
+      // With a durable log the retries also go through it: behind the stand's write (the log
+      // handles writes in order), so they never leave before the ballot is durable.
+      const retries: { to: string; message: RkvMessage }[] = [];
       state.setup.replicas.forEach((_name, r) => {
         if ((mask & (1 << r)) === 0) {
-          toPeer(ctx, state, r, {
-            type: 'prepare',
-            from: state.me,
-            ballot,
-            fromSlot: state.num(META.fromSlot),
+          retries.push({
+            to: state.nameOf(r),
+            message: { type: 'prepare', from: state.me, ballot, fromSlot: state.num(META.fromSlot) },
           });
         }
       });
+      sync(ctx, state, 0, [], retries);
       return;
     }
     default:
@@ -1274,9 +1315,19 @@ function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'reco
   state.set(META.leaderHint, NO_LEADER);
   state.set(META.waitFromNs, ctx.now());
   if (!message.empty) {
+    // The previous incarnation may have acknowledged a heartbeat whose lease still runs (a leader
+    // serves reads on it because its followers refuse prepares until heardNs + T): refuse for a
+    // whole lease period from now, as if the leader had just been heard. (An empty log never
+    // acknowledged one: a heartbeat that raises the promise is acknowledged only once the promise
+    // is durable, see onCommit.)
+    if (!state.unsafe(UNSAFE_RECOVER_WITHOUT_LOG)) state.set(META.heardNs, ctx.now());
     state.set(META.recovered, state.num(META.recovered) + 1);
     ctx.log.info({ promised, truncated, applied: state.num(META.applied), top }, 'rkv: recovered');
-  } else if (state.me === state.setup.leader) stand(ctx, state, 1);
+  } else if (state.me === state.setup.leader) {
+    // Above every durable promise and accepted ballot (all 0 on a first start: round 1), never a
+    // fixed round: a restarted proposer must not reuse a ballot of an earlier incarnation.
+    stand(ctx, state);
+  }
 }
 
 function openState(ctx: RkvContext, meta: DmoNumberMap, setup: RkvMsg<'consensus-setup'>): ConsensusState {
@@ -1315,6 +1366,8 @@ export interface ConsensusView {
   readonly recovered: number;
   /** Waiting for its durable log after a (re)start. */
   readonly recovering: boolean;
+  /** Repeated `recover` answers ignored after the first was installed. */
+  readonly duplicateRecovers: number;
 }
 
 /** Reads a consensus actor's DMO state (a test hook: the heap and roots of its instance). */
@@ -1347,6 +1400,7 @@ export function inspectConsensus(
     answeredFromSession: num(META.answeredFromSession),
     recovered: num(META.recovered),
     recovering: num(META.recovering) === 1,
+    duplicateRecovers: num(META.duplicateRecovers),
   };
 }
 
@@ -1428,6 +1482,10 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
       return;
     case 'log-synced':
       if (message.applied > state.num(META.durableApplied)) state.set(META.durableApplied, message.applied);
+      return;
+    case 'recover':
+      // An answer to a log-read the recovering tick repeated: the first one was installed.
+      state.set(META.duplicateRecovers, state.num(META.duplicateRecovers) + 1);
       return;
     default:
       ctx.log.warn({ type: message.type }, 'rkv: not a consensus message; dropped');

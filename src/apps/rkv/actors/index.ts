@@ -10,6 +10,7 @@ export {
   inspectConsensus,
   rkvConsensus,
   rkvRef,
+  UNSAFE_ANNOUNCE_BEFORE_SYNC,
   UNSAFE_CHOSEN_WITHOUT_MAJORITY,
   UNSAFE_NO_LEASE,
   UNSAFE_RECOVER_WITHOUT_LOG,

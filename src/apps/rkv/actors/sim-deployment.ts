@@ -15,7 +15,7 @@
 
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ActorRef } from '../../../actor/index.ts';
-import { ExperimentSetupError } from '../../../errors.ts';
+import { ConfigError, ExperimentSetupError } from '../../../errors.ts';
 import type { SimCluster } from '../../../platform/sim/sim-cluster.ts';
 import { rkvConsensus } from './consensus-actor.ts';
 import { rkvLog } from './log-actor.ts';
@@ -236,10 +236,26 @@ export function deployRkvOnSimCluster(cluster: SimCluster, options: RkvSimOption
 export function crashReplica(deployment: RkvSimDeployment, replica: number): void {
   const restartable = restartables.get(deployment);
   if (restartable === undefined) throw new ExperimentSetupError('rkv', 'not a deployRkvOnSimCluster result');
+  requireDurableLog(deployment, 'crashReplica');
   deployment.cluster.crash(replica);
   const names = restartable.storageNames(replica);
   unregisterSimDisk(names.disk);
   unregisterSimLog(names.log);
+}
+
+/**
+ * A replica without a durable log keeps its promises and accepts only in NIC memory: restarted, it
+ * would come back with none and could promise or accept against what it acknowledged before (a
+ * Paxos safety violation), so crash/restart needs a deployment with `durableLog`.
+ */
+function requireDurableLog(deployment: RkvSimDeployment, operation: string): void {
+  if (deployment.logs.length > 0) return;
+  throw new ConfigError(
+    'durableLog',
+    `${operation} needs a deployment built with durableLog: true — without a durable log a restarted ` +
+      'replica loses its promises and accepted entries, which breaks consensus safety; deploy with ' +
+      '{ durableLog: true } to crash and restart replicas',
+  );
 }
 
 /** Between two setup messages of a restart (they are sent ahead, in order, not waited for). */
@@ -255,6 +271,7 @@ const RESTART_SETUP_SPACING_NS = 2_000;
 export function restartReplica(deployment: RkvSimDeployment, replica: number): void {
   const restartable = restartables.get(deployment);
   if (restartable === undefined) throw new ExperimentSetupError('rkv', 'not a deployRkvOnSimCluster result');
+  requireDurableLog(deployment, 'restartReplica');
   const node = deployment.cluster.restart(replica);
   restartable.incarnations[replica] = (restartable.incarnations[replica] ?? 1) + 1;
   const names = restartable.storageNames(replica);
