@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ActorRef } from '../../../../src/actor/index.ts';
-import { type ConsensusView, inspectConsensus } from '../../../../src/apps/rkv/actors/consensus-actor.ts';
 import { type RkvMessage, rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
 import {
   crashReplica,
@@ -19,6 +18,7 @@ import {
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
+import { settle, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -35,18 +35,6 @@ function deploy(): RkvSimDeployment {
   });
   settle(deployment, MS);
   return deployment;
-}
-
-function settle(deployment: RkvSimDeployment, ns: number): void {
-  const kernel = deployment.cluster.kernel;
-  kernel.run({ untilNs: kernel.now() + ns });
-}
-
-function view(deployment: RkvSimDeployment, replica: number): ConsensusView {
-  const instance = deployment.cluster.node(replica).instance(deployment.consensus[replica]!.id);
-  const seen = inspectConsensus(instance.heap, (name) => instance.root(name));
-  assert.ok(seen !== undefined, `replica ${replica} has no consensus state`);
-  return seen;
 }
 
 function ask(deployment: RkvSimDeployment, replica: number, ref: Ref, message: RkvMessage): RkvMessage {

@@ -16,11 +16,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ActorRef } from '../../../../src/actor/index.ts';
-import {
-  type ConsensusView,
-  inspectConsensus,
-  UNSAFE_ANNOUNCE_BEFORE_SYNC,
-} from '../../../../src/apps/rkv/actors/consensus-actor.ts';
+import { UNSAFE_ANNOUNCE_BEFORE_SYNC } from '../../../../src/apps/rkv/actors/consensus-actor.ts';
 import { type RkvMessage, rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
 import {
   crashReplica,
@@ -33,6 +29,7 @@ import { ConfigError } from '../../../../src/errors.ts';
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
+import { settle as run, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -49,18 +46,6 @@ function deploy(nodes: number, unsafe = 0, memtableLimitBytes = 1 << 20): RkvSim
   });
   run(deployment, MS);
   return deployment;
-}
-
-function run(deployment: RkvSimDeployment, ns: number): void {
-  const kernel = deployment.cluster.kernel;
-  kernel.run({ untilNs: kernel.now() + ns });
-}
-
-function view(deployment: RkvSimDeployment, replica: number): ConsensusView {
-  const instance = deployment.cluster.node(replica).instance(deployment.consensus[replica]!.id);
-  const seen = inspectConsensus(instance.heap, (name) => instance.root(name));
-  assert.ok(seen !== undefined, `replica ${replica} has no consensus state`);
-  return seen;
 }
 
 function leaderOf(deployment: RkvSimDeployment, replicas: number): number {

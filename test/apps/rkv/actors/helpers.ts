@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ActorRef } from '../../../../src/actor/index.ts';
+import { type ConsensusView, inspectConsensus } from '../../../../src/apps/rkv/actors/consensus-actor.ts';
 import type { RkvMessage } from '../../../../src/apps/rkv/actors/messages.ts';
 import { rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
 import {
@@ -18,6 +19,20 @@ import type { Random } from '../../../../src/random.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
 
 export const VALUE_BYTES = 24;
+
+/** Runs the deployment's cluster for `ns` more simulated nanoseconds. */
+export function settle(deployment: RkvSimDeployment, ns: number): void {
+  const kernel = deployment.cluster.kernel;
+  kernel.run({ untilNs: kernel.now() + ns });
+}
+
+/** Replica `replica`'s consensus state as its DMOs hold it (fails the test if it has none). */
+export function consensusView(deployment: RkvSimDeployment, replica: number): ConsensusView {
+  const instance = deployment.cluster.node(replica).instance(deployment.consensus[replica]!.id);
+  const seen = inspectConsensus(instance.heap, (name) => instance.root(name));
+  assert.ok(seen !== undefined, `replica ${replica} has no consensus state`);
+  return seen;
+}
 export const BASE_KEYS = 500;
 
 export function deployGroup(options: Partial<RkvSimOptions> = {}): RkvSimDeployment {
