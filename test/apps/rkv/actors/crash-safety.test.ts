@@ -29,7 +29,7 @@ import { ConfigError } from '../../../../src/errors.ts';
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { settle as run, consensusView as view } from './helpers.ts';
+import { putMessage as put, settle as run, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -73,14 +73,6 @@ function ask(
   run(deployment, waitNs);
   return answer;
 }
-
-const put = (clientId: number, seq: number, key: number, value: number): RkvMessage => ({
-  type: 'put',
-  clientId,
-  seq,
-  key: rkvKey(key),
-  value: new Uint8Array([value]),
-});
 
 test('a restarted follower keeps refusing prepares for a lease period: no stale read at the old leader', () => {
   const d = deploy(3, 0, 1024);

@@ -16,7 +16,7 @@ import {
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { settle, consensusView as view } from './helpers.ts';
+import { putMessage as put, settle, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -49,13 +49,6 @@ function ask(deployment: RkvSimDeployment, replica: number, message: RkvMessage)
   return answer;
 }
 
-const put = (clientId: number, seq: number, key: number, value: number): RkvMessage => ({
-  type: 'put',
-  clientId,
-  seq,
-  key: rkvKey(key),
-  value: new Uint8Array([value]),
-});
 const get = (key: number): RkvMessage => ({ type: 'get', key: rkvKey(key) });
 
 function leaders(deployment: RkvSimDeployment): number[] {

@@ -20,6 +20,11 @@ import { testTiming } from '../../../platform/sim/test-timing.ts';
 
 export const VALUE_BYTES = 24;
 
+/** A client's put of a one-byte value under the key with index `key`. */
+export function putMessage(clientId: number, seq: number, key: number, value: number): RkvMessage {
+  return { type: 'put', clientId, seq, key: rkvKey(key), value: new Uint8Array([value]) };
+}
+
 /** Runs the deployment's cluster for `ns` more simulated nanoseconds. */
 export function settle(deployment: RkvSimDeployment, ns: number): void {
   const kernel = deployment.cluster.kernel;
