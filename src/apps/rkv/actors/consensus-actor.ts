@@ -217,6 +217,36 @@ interface SlotRecord {
   readonly origin: Uint8Array;
 }
 
+/** A client command as the log carries it (put messages, promise and catch-up entries, recovery). */
+interface Command {
+  readonly clientId: number;
+  readonly seq: number;
+  readonly key: Uint8Array;
+  readonly value: Uint8Array;
+}
+
+const NO_COMMAND: Command = { clientId: 0, seq: 0, key: EMPTY, value: EMPTY };
+
+/** A slot holding `command` at `ballot`, not yet sent nor acknowledged by anyone. */
+function slotRecord(
+  ballot: number,
+  chosen: boolean,
+  command: Command,
+  origin: Uint8Array = EMPTY,
+): SlotRecord {
+  return {
+    ballot,
+    acks: 0,
+    chosen,
+    sentNs: 0,
+    clientId: command.clientId,
+    seq: command.seq,
+    key: command.key,
+    value: command.value,
+    origin,
+  };
+}
+
 function encodeRecord(record: SlotRecord): Uint8Array {
   const out = new Uint8Array(
     RECORD_HEADER_BYTES + record.key.length + record.value.length + record.origin.length,
@@ -257,17 +287,7 @@ function decodeRecord(bytes: Uint8Array): SlotRecord {
 }
 
 function noOp(): SlotRecord {
-  return {
-    ballot: 0,
-    acks: 0,
-    chosen: false,
-    sentNs: 0,
-    clientId: 0,
-    seq: 0,
-    key: EMPTY,
-    value: EMPTY,
-    origin: EMPTY,
-  };
+  return slotRecord(0, false, NO_COMMAND);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -705,17 +725,12 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
   }
   const slot = state.num(META.nextSlot);
   state.set(META.nextSlot, slot + 1);
-  propose(ctx, state, slot, {
-    ballot: 0,
-    acks: 0,
-    chosen: false,
-    sentNs: 0,
-    clientId: message.clientId,
-    seq: message.seq,
-    key: message.key,
-    value: message.value,
-    origin: ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin),
-  });
+  propose(
+    ctx,
+    state,
+    slot,
+    slotRecord(0, false, message, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
+  );
   advanceChosen(ctx, state);
 }
 
@@ -782,18 +797,9 @@ function onAccept(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'accep
     const mine = state.record(message.slot);
     // A chosen entry stays as it is (any later proposal for its slot carries the same value).
     if (mine === undefined || !mine.chosen) {
-      const record: SlotRecord = {
-        ballot: message.ballot,
-        acks: 0,
-        sentNs: 0,
-        chosen:
-          message.ballot === state.num(META.commitBallot) && message.slot <= state.num(META.commitAtBallot),
-        clientId: message.clientId,
-        seq: message.seq,
-        key: message.key,
-        value: message.value,
-        origin: EMPTY,
-      };
+      const chosen =
+        message.ballot === state.num(META.commitBallot) && message.slot <= state.num(META.commitAtBallot);
+      const record = slotRecord(message.ballot, chosen, message);
       state.store(message.slot, record);
       if (state.durable) written.push(toEntry(message.slot, record));
     }
@@ -915,17 +921,7 @@ function onCatchup(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catc
   for (const entry of message.entries) {
     if (entry.slot <= applied) continue;
     state.set(META.caughtUp, state.num(META.caughtUp) + 1);
-    state.store(entry.slot, {
-      ballot: entry.ballot,
-      acks: 0,
-      sentNs: 0,
-      chosen: true,
-      clientId: entry.clientId,
-      seq: entry.seq,
-      key: entry.key,
-      value: entry.value,
-      origin: EMPTY,
-    });
+    state.store(entry.slot, slotRecord(entry.ballot, true, entry));
   }
   state.set(META.catchupAskedNs, 0);
   applyReady(ctx, state);
@@ -1130,18 +1126,9 @@ function onPromise(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prom
     const mine = state.record(entry.slot);
     if (mine?.chosen === true) continue;
     if (mine === undefined || entry.chosen || mine.ballot < entry.ballot) {
-      state.store(entry.slot, {
-        ballot: entry.ballot,
-        acks: 0,
-        sentNs: 0,
-        chosen: entry.chosen,
-        clientId: entry.clientId,
-        seq: entry.seq,
-        key: entry.key,
-        value: entry.value,
-        // A client waits on this replica's record only if the adopted command is the same one.
-        origin: mine !== undefined && sameCommand(mine, entry) ? mine.origin : EMPTY,
-      });
+      // A client waits on this replica's record only if the adopted command is the same one.
+      const origin = mine !== undefined && sameCommand(mine, entry) ? mine.origin : EMPTY;
+      state.store(entry.slot, slotRecord(entry.ballot, entry.chosen, entry, origin));
     }
   }
   state.set(META.promiseMask, mask | (1 << message.from));
@@ -1277,17 +1264,7 @@ function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'reco
   state.set(META.commit, truncated);
   let top = truncated;
   for (const entry of entries) {
-    state.store(entry.slot, {
-      ballot: entry.ballot,
-      acks: 0,
-      sentNs: 0,
-      chosen: entry.chosen,
-      clientId: entry.clientId,
-      seq: entry.seq,
-      key: entry.key,
-      value: entry.value,
-      origin: EMPTY,
-    });
+    state.store(entry.slot, slotRecord(entry.ballot, entry.chosen, entry));
     top = Math.max(top, entry.slot);
   }
   state.set(META.top, top);
