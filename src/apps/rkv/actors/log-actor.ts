@@ -23,21 +23,18 @@
 import type { ActorContext, HandlerWork } from '../../../actor/index.ts';
 import { defineActor } from '../../../actor/index.ts';
 import { DmoHashMap } from '../../../dmo/index.ts';
-import type { ObjectId } from '../../../ids.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
-import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import { type RkvMessage, rkvMessages } from './messages.ts';
 import { simLog } from './sim-log.ts';
-import { DISK_FSYNC_NS, DISK_WRITE_BYTES_PER_SEC } from './storage-actors.ts';
+import {
+  DISK_FSYNC_NS,
+  DISK_WRITE_BYTES_PER_SEC,
+  loadSetup,
+  refuseBeforeSetup,
+  saveSetup,
+} from './storage-actors.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
-
-function setupOf(ctx: RkvContext): RkvMsg<'log-setup'> | undefined {
-  const id = ctx.root('setup') as ObjectId;
-  const bytes = DmoHashMap.open(ctx.dmo, id).getString('setup');
-  if (bytes === undefined) return undefined;
-  const message = rkvMessages.decode(bytes);
-  return message.type === 'log-setup' ? message : undefined;
-}
 
 function forward(ctx: RkvContext, to: string, message: RkvMessage): void {
   const ref = rkvRef(ctx, to);
@@ -59,19 +56,9 @@ export const rkvLog = defineActor({
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
-    if (message.type === 'log-setup') {
-      const map = DmoHashMap.open(ctx.dmo, ctx.root('setup') as ObjectId);
-      if (map.getString('setup') === undefined) map.setString('setup', rkvMessages.encode(message));
-      if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
-      return;
-    }
-    const setup = setupOf(ctx);
-    if (setup === undefined) {
-      ctx.log.warn({ type: message.type }, 'rkv log: message before setup dropped');
-      if (ctx.origin.kind !== 'none')
-        ctx.reply({ type: 'refused', reason: `${ctx.name} is not set up yet`, leader: NO_LEADER });
-      return;
-    }
+    if (message.type === 'log-setup') return saveSetup(ctx, message);
+    const setup = loadSetup(ctx, 'log-setup');
+    if (setup === undefined) return refuseBeforeSetup(ctx, message);
     // A crashed incarnation's log actor finds no log: it must not write what its node lost.
     const log = simLog(setup.log);
     if (log === undefined) {

@@ -48,7 +48,7 @@ function rootOf(ctx: RkvContext, name: string): ObjectId {
   return id;
 }
 
-function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T): RkvMsg<T> | undefined {
+export function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T): RkvMsg<T> | undefined {
   const bytes = DmoHashMap.open(ctx.dmo, rootOf(ctx, 'setup')).getString('setup');
   if (bytes === undefined) return undefined;
   const message = rkvMessages.decode(bytes);
@@ -56,13 +56,13 @@ function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T): RkvM
 }
 
 /** Stores a setup message once; answers `ready` to whoever waits. */
-function saveSetup(ctx: RkvContext, message: RkvMessage): void {
+export function saveSetup(ctx: RkvContext, message: RkvMessage): void {
   const map = DmoHashMap.open(ctx.dmo, rootOf(ctx, 'setup'));
   if (map.getString('setup') === undefined) map.setString('setup', rkvMessages.encode(message));
   if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
 }
 
-function refuseBeforeSetup(ctx: RkvContext, message: RkvMessage): void {
+export function refuseBeforeSetup(ctx: RkvContext, message: RkvMessage): void {
   ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
   if (ctx.origin.kind !== 'none')
     ctx.reply({ type: 'refused', reason: `${ctx.name} is not set up yet`, leader: NO_LEADER });
