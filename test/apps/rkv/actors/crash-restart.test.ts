@@ -18,23 +18,14 @@ import {
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { settle, consensusView as view } from './helpers.ts';
+import { deployElecting, settle, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
 const MS = 1_000_000;
 
 function deploy(): RkvSimDeployment {
-  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes: 3 });
-  const deployment = deployRkvOnSimCluster(cluster, {
-    baseKeys: 0,
-    valueBytes: 8,
-    memtableLimitBytes: 1024,
-    durableLog: true,
-    consensus: { heartbeatNs: 50 * US, electionTimeoutNs: 250 * US },
-  });
-  settle(deployment, MS);
-  return deployment;
+  return deployElecting(3, { memtableLimitBytes: 1024, durableLog: true });
 }
 
 function ask(deployment: RkvSimDeployment, replica: number, ref: Ref, message: RkvMessage): RkvMessage {

@@ -29,23 +29,14 @@ import { ConfigError } from '../../../../src/errors.ts';
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { putMessage as put, settle as run, consensusView as view } from './helpers.ts';
+import { deployElecting, putMessage as put, settle as run, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
 const MS = 1_000_000;
 
 function deploy(nodes: number, unsafe = 0, memtableLimitBytes = 1 << 20): RkvSimDeployment {
-  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes });
-  const deployment = deployRkvOnSimCluster(cluster, {
-    baseKeys: 0,
-    valueBytes: 8,
-    memtableLimitBytes,
-    durableLog: true,
-    consensus: { heartbeatNs: 50 * US, electionTimeoutNs: 250 * US, unsafe },
-  });
-  run(deployment, MS);
-  return deployment;
+  return deployElecting(nodes, { memtableLimitBytes, durableLog: true, consensus: { unsafe } });
 }
 
 function leaderOf(deployment: RkvSimDeployment, replicas: number): number {

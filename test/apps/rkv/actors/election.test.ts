@@ -9,32 +9,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ActorRef } from '../../../../src/actor/index.ts';
 import { NO_LEADER, type RkvMessage, rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
-import {
-  deployRkvOnSimCluster,
-  type RkvSimDeployment,
-} from '../../../../src/apps/rkv/actors/sim-deployment.ts';
-import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
-import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
-import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { putMessage as put, settle, consensusView as view } from './helpers.ts';
+import type { RkvSimDeployment } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
+import { deployElecting, putMessage as put, settle, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
-const US = 1_000;
+const _US = 1_000;
 const MS = 1_000_000;
 
 function deploy(maxLogEntries?: number): RkvSimDeployment {
-  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes: 3 });
-  const deployment = deployRkvOnSimCluster(cluster, {
-    baseKeys: 0,
-    valueBytes: 8,
-    consensus: {
-      heartbeatNs: 50 * US,
-      electionTimeoutNs: 250 * US,
-      ...(maxLogEntries === undefined ? {} : { maxLogEntries }),
-    },
-  });
-  settle(deployment, MS);
-  return deployment;
+  return deployElecting(3, maxLogEntries === undefined ? {} : { consensus: { maxLogEntries } });
 }
 
 /** Sends from a client at `replica`'s node to its consensus actor; runs until answered (≤ 1 ms). */

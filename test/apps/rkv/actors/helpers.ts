@@ -25,6 +25,27 @@ export function putMessage(clientId: number, seq: number, key: number, value: nu
   return { type: 'put', clientId, seq, key: rkvKey(key), value: new Uint8Array([value]) };
 }
 
+/**
+ * A group with its timers on (heartbeat 50 µs, election timeout 250 µs), empty keys and 8-byte
+ * values, run for 1 ms so that a leader is elected. `options` adds to or overrides the deployment's.
+ */
+export function deployElecting(
+  nodes = 3,
+  options: Omit<Partial<RkvSimOptions>, 'consensus'> & {
+    readonly consensus?: Partial<NonNullable<RkvSimOptions['consensus']>>;
+  } = {},
+): RkvSimDeployment {
+  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes });
+  const deployment = deployRkvOnSimCluster(cluster, {
+    baseKeys: 0,
+    valueBytes: 8,
+    ...options,
+    consensus: { heartbeatNs: 50_000, electionTimeoutNs: 250_000, ...options.consensus },
+  });
+  settle(deployment, 1_000_000);
+  return deployment;
+}
+
 /** Runs the deployment's cluster for `ns` more simulated nanoseconds. */
 export function settle(deployment: RkvSimDeployment, ns: number): void {
   const kernel = deployment.cluster.kernel;
