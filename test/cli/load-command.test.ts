@@ -20,6 +20,7 @@ import {
   resolveLoadMode,
   resolveLoadRequest,
 } from '../../src/cli/commands/load.ts';
+import { parseRkvLoadOptions, RKV_LOAD_DEFAULTS } from '../../src/cli/commands/load-rkv.ts';
 import { isIpipeError } from '../../src/errors.ts';
 import { type EchoServer, startEchoServer } from '../../src/platform/live/net/echo-server.ts';
 
@@ -112,6 +113,55 @@ describe('load option parsers', () => {
     assert.throws(
       () => parseLoadOptions({ target: 'a:1', rate: '5', closed: '1' }, () => 1),
       usage(/mutually exclusive/),
+    );
+    for (const flag of ['keys', 'zipf', 'gets', 'input'] as const) {
+      assert.throws(
+        () => parseLoadOptions({ target: 'a:1', closed: '1', [flag]: '1' }, () => 1),
+        usage(new RegExp(`--${flag} belongs to --app`)),
+      );
+    }
+  });
+});
+
+describe('load --app rkv option parser', () => {
+  it("takes the defaults of the paper's workload and refuses what makes no sense", () => {
+    const defaults = parseRkvLoadOptions({}, '/d', () => 42);
+    assert.deepEqual({ ...defaults }, { ...RKV_LOAD_DEFAULTS, dataDir: '/d', seed: 42, json: false });
+    const explicit = parseRkvLoadOptions(
+      {
+        closed: '3',
+        duration: '2s',
+        warmup: '0',
+        timeout: '500ms',
+        size: '100',
+        keys: '10',
+        zipf: '1.2',
+        gets: '0',
+        seed: '9',
+        json: true,
+      },
+      '/d',
+      () => 1,
+    );
+    assert.deepEqual(
+      [explicit.clients, explicit.durationMs, explicit.warmupMs, explicit.timeoutMs, explicit.valueBytes],
+      [3, 2_000, 0, 500, 100],
+    );
+    assert.deepEqual(
+      [explicit.keys, explicit.zipfExponent, explicit.getFraction, explicit.seed],
+      [10, 1.2, 0, 9],
+    );
+    assert.throws(
+      () => parseRkvLoadOptions({ size: '8' }, '/d', () => 1),
+      usage(/--size must be value bytes/),
+    );
+    assert.throws(() => parseRkvLoadOptions({ keys: '0' }, '/d', () => 1), usage(/--keys/));
+    assert.throws(() => parseRkvLoadOptions({ zipf: 'x' }, '/d', () => 1), usage(/--zipf/));
+    assert.throws(() => parseRkvLoadOptions({ gets: '1.5' }, '/d', () => 1), usage(/--gets/));
+    assert.throws(() => parseRkvLoadOptions({ gets: '' }, '/d', () => 1), usage(/--gets/));
+    assert.throws(
+      () => parseRkvLoadOptions({ input: 'x.csv' }, '/d', () => 1),
+      usage(/--input is for --app rta/),
     );
   });
 });

@@ -22,8 +22,13 @@ import { LocalCluster } from '../../platform/live/cluster/launch.ts';
 import { Random } from '../../random.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 import { parseDurationMs, parseLoadSeed, parseOutstanding } from './load.ts';
+import { parseRkvLoadOptions, rkvLoadCommand } from './load-rkv.ts';
 
-export const DEFAULT_ACTOR_CLUSTER_DIR = { rta: '.ipipe/rta-cluster', dt: '.ipipe/dt-cluster' } as const;
+export const DEFAULT_APP_CLUSTER_DIR = {
+  rkv: '.ipipe/rkv-cluster',
+  rta: '.ipipe/rta-cluster',
+  dt: '.ipipe/dt-cluster',
+} as const;
 const STATE_FILE = 'actor-cluster-state.json';
 const CLUSTER_FILE = 'cluster.json';
 
@@ -480,7 +485,7 @@ export async function dtLoadCommand(options: DtLoadOptions): Promise<number> {
   }
 }
 
-/** `ipipe load --app rta|dt [--data-dir D] [--duration T] [--closed N] [--seed S] [--json]`. */
+/** `ipipe load --app rkv|rta|dt [--data-dir D] [--duration T] [--closed N] [--seed S] [--json]` (rkv: more, load-rkv.ts). */
 export async function actorLoadCommand(
   raw: {
     readonly app?: string;
@@ -492,15 +497,36 @@ export async function actorLoadCommand(
     readonly target?: string;
     readonly rate?: string;
     readonly input?: string;
+    readonly keys?: string;
+    readonly zipf?: string;
+    readonly gets?: string;
+    readonly size?: string;
+    readonly warmup?: string;
+    readonly timeout?: string;
   },
   freshSeed: () => number,
 ): Promise<number> {
   const app = raw.app;
-  if (app !== 'rta' && app !== 'dt') throw new UsageError(`--app must be rta or dt, got "${app}"`);
+  if (app !== 'rkv' && app !== 'rta' && app !== 'dt') {
+    throw new UsageError(`--app must be rkv, rta or dt, got "${app}"`);
+  }
   if (raw.target !== undefined || raw.rate !== undefined) {
     throw new UsageError('--app drives the cluster in its data directory: leave out --target and --rate');
   }
-  const dataDir = raw.dataDir ?? DEFAULT_ACTOR_CLUSTER_DIR[app];
+  if (app === 'rkv') {
+    return rkvLoadCommand(parseRkvLoadOptions(raw, raw.dataDir ?? DEFAULT_APP_CLUSTER_DIR.rkv, freshSeed));
+  }
+  for (const [flag, value] of [
+    ['--keys', raw.keys],
+    ['--zipf', raw.zipf],
+    ['--gets', raw.gets],
+    ['--size', raw.size],
+    ['--warmup', raw.warmup],
+    ['--timeout', raw.timeout],
+  ] as const) {
+    if (value !== undefined) throw new UsageError(`${flag} is for --app rkv; ${app} runs its own workload`);
+  }
+  const dataDir = raw.dataDir ?? DEFAULT_APP_CLUSTER_DIR[app];
   const closed = raw.closed === undefined ? undefined : parseOutstanding(raw.closed);
   const seed = raw.seed === undefined ? freshSeed() : parseLoadSeed(raw.seed);
   const json = raw.json === true;

@@ -30,14 +30,14 @@ import { parseChoice, parseIntegerIn, parseSeed } from '../options.ts';
 import { table, writeJson, writeOut } from '../output.ts';
 import {
   actorClusterDownCommand,
-  DEFAULT_ACTOR_CLUSTER_DIR,
+  DEFAULT_APP_CLUSTER_DIR,
   dtClusterUpCommand,
   isActorCluster,
   rtaClusterUpCommand,
 } from './cluster-actors.ts';
 
 /** Where `cluster up` keeps its files when given no --data-dir (ignored by git). */
-export const DEFAULT_CLUSTER_DATA_DIR = '.ipipe/rkv-cluster';
+export const DEFAULT_CLUSTER_DATA_DIR = DEFAULT_APP_CLUSTER_DIR.rkv;
 /** Replica i serves RESP on this port + i by default. */
 export const DEFAULT_CLUSTER_RESP_PORT = 7000;
 
@@ -227,7 +227,7 @@ export function clusterStatusCommand(options: { dataDir: string; json: boolean }
 
 /** Default data directory of `cluster up <app>`. */
 function defaultDataDir(app: 'rkv' | 'rta' | 'dt'): string {
-  return app === 'rkv' ? DEFAULT_CLUSTER_DATA_DIR : DEFAULT_ACTOR_CLUSTER_DIR[app];
+  return DEFAULT_APP_CLUSTER_DIR[app];
 }
 
 /**
@@ -352,7 +352,7 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
       const candidates =
         options.dataDir !== undefined
           ? [options.dataDir]
-          : [DEFAULT_CLUSTER_DATA_DIR, DEFAULT_ACTOR_CLUSTER_DIR.rta, DEFAULT_ACTOR_CLUSTER_DIR.dt];
+          : [DEFAULT_CLUSTER_DATA_DIR, DEFAULT_APP_CLUSTER_DIR.rta, DEFAULT_APP_CLUSTER_DIR.dt];
       const actorDir = candidates.find((dir) => isActorCluster(dir));
       const rkvDir = candidates.find((dir) => existsSync(join(resolve(dir), 'cluster-state.json')));
       if (rkvDir === undefined && actorDir !== undefined) {

@@ -90,7 +90,8 @@ export async function runAppExperiment(
   if (options.platform === 'live') {
     if (options.app === 'rkv') {
       throw new UsageError(
-        'experiment rkv runs on the simulator; live, start `ipipe cluster up rkv` and drive it with redis-benchmark',
+        'experiment rkv runs on the simulator; live, start `ipipe cluster up rkv` and run the same workload with ' +
+          '`ipipe load --app rkv` (linearizability-checked), or drive it with redis-benchmark',
       );
     }
     const bar = progressBar(`live ${options.app}`);

@@ -56,6 +56,9 @@ export interface RawLoadOptions {
   readonly app?: string;
   readonly dataDir?: string;
   readonly input?: string;
+  readonly keys?: string;
+  readonly zipf?: string;
+  readonly gets?: string;
 }
 
 /** Defaults of the optional options. */
@@ -106,9 +109,15 @@ export const LOAD_OPTION_HELP: readonly { readonly flags: string; readonly descr
     description: 'seed of arrival times and payloads (printed; same seed, same schedule)',
   },
   {
-    flags: '--app <rta|dt>',
+    flags: '--app <rkv|rta|dt>',
     description:
-      'drive an application cluster started by `ipipe cluster up rta|dt` (its workload; results checked): rta streams --duration of tweet time (default 5s), dt runs bank transfers for --duration; --closed sets the requests in flight / clients',
+      "drive an application cluster started by `ipipe cluster up rkv|rta|dt` (its workload; results checked): rkv runs the paper's GET/SET mix over RESP for --duration and checks the history for linearizability, rta streams --duration of tweet time (default 5s), dt runs bank transfers for --duration; --closed sets the requests in flight / clients",
+  },
+  { flags: '--keys <n>', description: 'with --app rkv: key space, Zipf-ranked (default 1000000)' },
+  { flags: '--zipf <s>', description: 'with --app rkv: Zipf exponent of key popularity (default 0.99)' },
+  {
+    flags: '--gets <fraction>',
+    description: 'with --app rkv: fraction of GETs, the rest SETs (default 0.95)',
   },
   { flags: '--data-dir <dir>', description: 'with --app: the data directory given to `cluster up`' },
   {
@@ -216,6 +225,15 @@ export function resolveLoadMode(rate: number | undefined, closed: number | undef
  * (the CLI prints it), so a run can always be repeated.
  */
 export function parseLoadOptions(raw: RawLoadOptions, freshSeed: () => number): LoadCommandOptions {
+  for (const [flag, value] of [
+    ['--keys', raw.keys],
+    ['--zipf', raw.zipf],
+    ['--gets', raw.gets],
+    ['--input', raw.input],
+  ] as const) {
+    if (value !== undefined)
+      throw new UsageError(`${flag} belongs to --app (a cluster's workload); add --app or drop ${flag}`);
+  }
   if (raw.target === undefined) throw new UsageError('--target host:port is required (the node to load)');
   const mode = resolveLoadMode(
     raw.rate === undefined ? undefined : parseRate(raw.rate),

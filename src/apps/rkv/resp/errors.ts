@@ -17,6 +17,7 @@ export const RESP_ERROR_CODES = [
   'IPIPE_ERR_RESP_LISTEN',
   'IPIPE_ERR_RESP_NOT_LEADER',
   'IPIPE_ERR_RESP_UNAVAILABLE',
+  'IPIPE_ERR_RESP_CLIENT',
 ] as const satisfies readonly ErrorCode[];
 
 /** One of this module's codes. */
@@ -82,5 +83,31 @@ export class NotLeaderError extends RespError {
 export class BackendUnavailableError extends RespError {
   constructor(reason: string) {
     super('IPIPE_ERR_RESP_UNAVAILABLE', reason);
+  }
+}
+
+/** Why a `RespClient` command failed without a reply from the server. */
+export type RespClientFailure = 'connect' | 'closed' | 'timeout' | 'protocol';
+
+/**
+ * A `RespClient` command got no reply: the connection could not be made or closed under it (a
+ * killed replica), no reply came within the client's timeout, or the server sent bytes that are
+ * not RESP2. An error *reply* (`-ERR …`) is not this: it resolves as `{ error }`.
+ */
+export class RespClientError extends RespError {
+  readonly failure: RespClientFailure;
+  readonly endpoint: string;
+  constructor(failure: RespClientFailure, endpoint: string, detail: string, options?: ErrorOptions) {
+    const advice: Record<RespClientFailure, string> = {
+      connect: 'check that a RESP server listens there (`ipipe cluster status` lists the ports)',
+      closed:
+        'the server closed the connection or died; the command may or may not have run — reconnect and retry',
+      timeout:
+        'the command may or may not have run; retry it, or raise the timeout if the server is just slow',
+      protocol: 'the peer is not speaking RESP2; check the port',
+    };
+    super('IPIPE_ERR_RESP_CLIENT', `RESP ${endpoint}: ${detail}; ${advice[failure]}`, options);
+    this.failure = failure;
+    this.endpoint = endpoint;
   }
 }

@@ -4,17 +4,20 @@
  */
 
 export type { InfoFields, KvBackend, KvBackendInfo, SetCondition } from './backend.ts';
+export type { RespClientOptions, RespReply } from './client.ts';
+export { RespClient, respInfoFields } from './client.ts';
 export type { CommandSpec } from './commands.ts';
 export { COMMANDS } from './commands.ts';
 export type { ProtocolErrorEvent } from './connection.ts';
 export { protocolErrorChannel } from './connection.ts';
 export type { ByteSink, RespValue } from './encoder.ts';
 export { encodeCommand, encodeValue, ReplyWriter, toByteString } from './encoder.ts';
-export type { RespErrorCode } from './errors.ts';
+export type { RespClientFailure, RespErrorCode } from './errors.ts';
 export {
   BackendUnavailableError,
   NotLeaderError,
   RESP_ERROR_CODES,
+  RespClientError,
   RespError,
   RespLimitsError,
   RespListenError,

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { infoFields, RespClient } from './resp-client.ts';
+import { RespClient, respInfoFields } from '../../../../src/apps/rkv/resp/client.ts';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const main = join(root, 'src/cli/main.ts');
@@ -139,7 +139,7 @@ test('cluster up prints the table and serves RESP; cluster status and cluster do
     const client = await RespClient.connect(first.document.respPort);
     assert.equal(await client.command('SET', 'cli:key', 'cli:value'), 'OK');
     assert.equal(await client.command('GET', 'cli:key'), 'cli:value');
-    assert.equal((await infoFields(client)).get('ipipe_leader_replica'), String(leaders[0]!.replicaId));
+    assert.equal((await respInfoFields(client)).get('ipipe_leader_replica'), String(leaders[0]!.replicaId));
     client.close();
     const again = await inProcess(['cluster', 'down', '--data-dir', emptyDir]);
     assert.equal(again.code, 1);
@@ -167,6 +167,48 @@ test('cluster up prints the table and serves RESP; cluster status and cluster do
         .length,
       3,
     );
+
+    // The paper's workload over RESP, checked (load-rkv.ts); a small key space so keys are shared.
+    const load = await inProcess([
+      'load',
+      '--app',
+      'rkv',
+      '--data-dir',
+      dataDir,
+      '--duration',
+      '1s',
+      '--warmup',
+      '0',
+      '--closed',
+      '4',
+      '--keys',
+      '64',
+      '--gets',
+      '0.5',
+      '--seed',
+      String(seed),
+      '--json',
+    ]);
+    assert.equal(load.code, 0, load.stderr);
+    const report = JSON.parse(load.stdout) as {
+      app: string;
+      replicas: number;
+      get: { count: number };
+      set: { count: number };
+      unknown: number;
+      check: { verdict: string };
+    };
+    assert.equal(report.app, 'rkv');
+    assert.equal(report.replicas, 3);
+    assert.ok(report.get.count > 0 && report.set.count > 0, load.stdout);
+    assert.equal(report.unknown, 0);
+    assert.equal(report.check.verdict, 'linearizable');
+    const noCluster = await inProcess(['load', '--app', 'rkv', '--data-dir', emptyDir, '--duration', '1s']);
+    assert.notEqual(noCluster.code, 0);
+    assert.match(noCluster.stderr, /IPIPE_ERR_CLUSTER_NOT_RUNNING/);
+    const misuse = await inProcess(['load', '--app', 'dt', '--data-dir', emptyDir, '--keys', '5']);
+    assert.equal(misuse.code, 2);
+    assert.match(misuse.stderr, /--keys is for --app rkv/);
 
     const down = await inProcess(['cluster', 'down', '--data-dir', dataDir]);
     assert.equal(down.code, 0, down.stderr);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ClusterSupervisor } from '../../../../src/apps/rkv/cluster/supervisor.ts';
-import { infoFields, RespClient } from './resp-client.ts';
+import { RespClient, respInfoFields } from '../../../../src/apps/rkv/resp/client.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`leader-failover seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -94,7 +94,7 @@ test('a 3-replica cluster keeps serving after SIGKILL of its leader and loses no
         [],
         `${lost.length} acknowledged SETs lost or wrong via replica ${replica.replicaId}`,
       );
-      const info = await infoFields(reader);
+      const info = await respInfoFields(reader);
       assert.equal(info.get('ipipe_leader_replica'), String(newLeader), 'INFO names the new leader');
     }
 
@@ -108,8 +108,8 @@ test('a 3-replica cluster keeps serving after SIGKILL of its leader and loses no
     clients.push(survivor);
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const mine = await infoFields(rejoined);
-      const leaders = await infoFields(survivor);
+      const mine = await respInfoFields(rejoined);
+      const leaders = await respInfoFields(survivor);
       if (mine.get('shard_0_role') === 'follower' && mine.get('shard_0_keys') === leaders.get('shard_0_keys'))
         break;
       assert.ok(

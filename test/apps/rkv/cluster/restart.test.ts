@@ -17,7 +17,7 @@ import { test } from 'node:test';
 import { ClusterDataDirInUseError, ClusterOptionsError } from '../../../../src/apps/rkv/cluster/errors.ts';
 import { ClusterReplica } from '../../../../src/apps/rkv/cluster/replica-host.ts';
 import { ClusterSupervisor } from '../../../../src/apps/rkv/cluster/supervisor.ts';
-import { infoFields, RespClient } from './resp-client.ts';
+import { RespClient, respInfoFields } from '../../../../src/apps/rkv/resp/client.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`restart seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -140,8 +140,8 @@ test('a killed follower rejoins by snapshot; a full restart recovers every key; 
     // …and its own store catches up with the leader's (by snapshot: the log was truncated).
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const mine = await infoFields(rejoined);
-      const theirs = await infoFields(client);
+      const mine = await respInfoFields(rejoined);
+      const theirs = await respInfoFields(client);
       const caughtUp = [0, 1].every(
         (shard) =>
           mine.get(`shard_${shard}_keys`) === theirs.get(`shard_${shard}_keys`) &&
