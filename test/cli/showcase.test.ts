@@ -1,7 +1,8 @@
 /**
- * `npm start` (ipipe showcase): both halves run and hold their promises — the simulated
- * walkthrough answers every request, and the live node answers every request exactly once while
- * actors migrate, with each migration's phases reported.
+ * `npm start` (ipipe showcase): every part runs and holds its promise — the simulated
+ * walkthrough answers every request, the live node answers every request exactly once while
+ * actors migrate, with each migration's phases reported, and the live RKV cluster elects a new
+ * leader after its leader is killed with the client history still linearizable.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -35,6 +36,18 @@ interface ShowcaseDocument {
     readonly errorReplies: number;
     readonly actors: readonly { readonly name: string; readonly requests: number; readonly p99Us: number }[];
     readonly migrations: readonly { readonly name: string; readonly phasesMs: Record<string, number> }[];
+  };
+  readonly rkv: {
+    readonly replicas: readonly { readonly pid: number }[];
+    readonly firstLeader: number;
+    readonly newLeader: number;
+    readonly electedAfterMs: number;
+    readonly load: {
+      readonly answered: number;
+      readonly get: { readonly count: number };
+      readonly timeline: { readonly answered: readonly number[] };
+      readonly check: { readonly verdict: string };
+    };
   };
 }
 
@@ -79,4 +92,14 @@ test('showcase --json: the simulated and the live half, nothing lost in either',
   assert.ok(live.migrations.length >= 1, 'the classifier (at least) moved');
   for (const m of live.migrations)
     assert.deepEqual(Object.keys(m.phasesMs), ['prepare', 'ready', 'gone', 'clean']);
+  const rkv = document.rkv;
+  assert.equal(rkv.replicas.length, 3);
+  assert.notEqual(rkv.newLeader, rkv.firstLeader, 'a survivor leads after the kill');
+  assert.ok(rkv.electedAfterMs > 0 && rkv.electedAfterMs < 20_000);
+  assert.ok(rkv.load.answered > 100, `only ${rkv.load.answered} RKV operations answered`);
+  assert.equal(
+    rkv.load.timeline.answered.reduce((a, b) => a + b, 0),
+    rkv.load.answered,
+  );
+  assert.equal(rkv.load.check.verdict, 'linearizable');
 });

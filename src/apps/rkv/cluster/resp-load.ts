@@ -48,6 +48,8 @@ export interface RkvLoadOptions {
   readonly timeoutMs?: number;
   /** Search budget for the checker. Default 60 000 ms. */
   readonly checkTimeLimitMs?: number;
+  /** Width of the timeline's bins (answers counted by when they came). Default 250 ms. */
+  readonly timelineBinMs?: number;
 }
 
 export interface LatencySummary {
@@ -83,6 +85,8 @@ export interface RkvLoadResult {
   /** Why outcomes were unknown, by reason (`TRYAGAIN`, `timeout`, `closed`, …). */
   readonly unknownByReason: Readonly<Record<string, number>>;
   readonly reconnects: number;
+  /** Answers by the time they came, from the start of the warm-up: a stall shows as empty bins. */
+  readonly timeline: { readonly binMs: number; readonly answered: readonly number[] };
   /** Distinct keys the run touched. */
   readonly keysTouched: number;
   readonly check: {
@@ -112,6 +116,7 @@ function validate(options: RkvLoadOptions): Required<Omit<RkvLoadOptions, 'host'
     seed: options.seed,
     timeoutMs: options.timeoutMs ?? 6_000,
     checkTimeLimitMs: options.checkTimeLimitMs ?? 60_000,
+    timelineBinMs: options.timelineBinMs ?? 250,
   };
   if (resolved.ports.length === 0) throw new ConfigError('ports', 'no replica RESP port to send to');
   if (!(Number.isInteger(resolved.clients) && resolved.clients >= 1 && resolved.clients <= 4096)) {
@@ -119,6 +124,9 @@ function validate(options: RkvLoadOptions): Required<Omit<RkvLoadOptions, 'host'
   }
   if (!(resolved.durationMs > 0))
     throw new ConfigError('durationMs', `must be > 0, got ${resolved.durationMs}`);
+  if (!(resolved.timelineBinMs >= 1)) {
+    throw new ConfigError('timelineBinMs', `must be ≥ 1 ms, got ${resolved.timelineBinMs}`);
+  }
   if (!(resolved.warmupMs >= 0)) throw new ConfigError('warmupMs', `must be ≥ 0, got ${resolved.warmupMs}`);
   if (!(Number.isSafeInteger(resolved.keys) && resolved.keys >= 1 && resolved.keys <= 1e11)) {
     throw new ConfigError('keys', `must be an integer in [1, 10^11], got ${resolved.keys}`);
@@ -163,6 +171,7 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
   let windowOps = 0;
   let getHits = 0;
   let reconnects = 0;
+  const timeline: number[] = [];
 
   const started = performance.now();
   const measureFrom = started + o.warmupMs;
@@ -210,6 +219,9 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
           const output: KvOutput = isGet ? { op: 'get', value: reply as string | null } : { op: 'put' };
           history.push({ clientId, input, callAt, status: 'ok', output, returnAt });
           answered++;
+          const bin = Math.floor((returnAt - started) / o.timelineBinMs);
+          while (timeline.length <= bin) timeline.push(0);
+          timeline[bin] = (timeline[bin] as number) + 1;
           if (callAt >= measureFrom && returnAt <= endAt) {
             windowOps++;
             const us = Math.max(1, Math.round((returnAt - callAt) * 1_000));
@@ -272,6 +284,7 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
     unknown: issued - answered,
     unknownByReason,
     reconnects,
+    timeline: { binMs: o.timelineBinMs, answered: timeline },
     keysTouched: new Set(history.map((op) => op.input.key)).size,
     check,
   };

@@ -133,6 +133,16 @@ test('the workload: 16-byte tagged Zipf keys, the GET fraction, every op answere
     result.get.p50Us > 0 && result.get.p99Us >= result.get.p50Us && result.get.maxUs >= result.get.p99Us,
   );
   assert.ok(result.getHits > 0, 'some GETs found a value written earlier in the run');
+  assert.equal(result.timeline.binMs, 250);
+  assert.equal(
+    result.timeline.answered.reduce((a, b) => a + b, 0),
+    result.answered,
+    'the timeline counts every answer once',
+  );
+  assert.ok(
+    result.timeline.answered.length >= 2 && result.timeline.answered.length <= 3,
+    `${result.timeline.answered.length} bins for 0.5 s`,
+  );
   assert.equal(result.check.verdict, 'linearizable', result.check.detail);
 });
 
