@@ -189,6 +189,8 @@ export class NicController {
   /** Requests the management core completed since the last management tick. */
   #managementCompletions = 0;
   #stopping = false;
+  /** Set when `stop` closes the socket: later sends are dropped (`socket-closed`), not thrown. */
+  #socketClosed = false;
 
   private constructor(options: NicControllerOptions, link: ChannelLink) {
     this.#options = options;
@@ -268,6 +270,7 @@ export class NicController {
     this.#stopping = true;
     this.#stopManage();
     await this.#cores.stop();
+    this.#socketClosed = true;
     await new Promise<void>((resolve) => {
       if (this.#socket) this.#socket.close(() => resolve());
       else resolve();
@@ -383,6 +386,20 @@ export class NicController {
     this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
   }
 
+  /**
+   * Sends a datagram while the socket is open. During `stop` the cores drain and their last
+   * outputs (replies, messages to peers) can arrive after the socket closed: node:dgram would
+   * throw from inside the ring's listener and take the process down mid-shutdown, so they are
+   * counted as dropped instead.
+   */
+  #send(bytes: Uint8Array, port: number, address: string): void {
+    if (this.#socketClosed) {
+      this.#drop('socket-closed');
+      return;
+    }
+    this.#socket?.send(bytes, port, address);
+  }
+
   #onDatagram(message: Buffer, remote: RemoteInfo): void {
     // node:dgram hands each datagram over in a buffer of its own, so the request's payload can
     // stay where it arrived (a view, no copy).
@@ -412,7 +429,7 @@ export class NicController {
     if (seen !== NOT_FOUND) {
       this.duplicates++;
       const cached = this.#dedup.reply(seen);
-      if (cached) this.#socket?.send(cached, remote.port, remote.address);
+      if (cached) this.#send(cached, remote.port, remote.address);
       return;
     }
     if (this.#stopping) {
@@ -500,7 +517,7 @@ export class NicController {
       return;
     }
     this.peerFramesSent++;
-    this.#socket?.send(frame, peer.port, peer.address);
+    this.#send(frame, peer.port, peer.address);
   }
 
   /** Another node answered one of this node's clients: pass the sealed frame on unchanged. */
@@ -515,7 +532,7 @@ export class NicController {
     if (frame.kind === 'reply') this.replies++;
     else this.errorReplies++;
     this.relayedReplies++;
-    this.#socket?.send(copy, endpoint.port, endpoint.address);
+    this.#send(copy, endpoint.port, endpoint.address);
   }
 
   /** A request's answer left: cache it against retransmissions; count its latency (once). */
@@ -565,8 +582,8 @@ export class NicController {
     else this.errorReplies++;
     this.#answered(clientId, origin.requestId, frame, actor);
     const via = this.#clients.relayFor(key);
-    if (via !== undefined) this.#socket?.send(frame, via.port, via.address);
-    else this.#socket?.send(frame, origin.endpoint.port, origin.endpoint.address);
+    if (via !== undefined) this.#send(frame, via.port, via.address);
+    else this.#send(frame, origin.endpoint.port, origin.endpoint.address);
   }
 
   #errorToClient(origin: Origin, actor: ActorId, code: string, message: string): void {
