@@ -188,3 +188,32 @@ export function declaredWork<M, R>(definition: ActorDefinition<M, R>, message: M
   if (!definition.hasCost) return undefined;
   return validateHandlerWork(definition.cost(message), definition.name);
 }
+
+/**
+ * `definition` with some handlers replaced: the same name, codecs, placement and exec lock, and
+ * the original `init`, `exec` and `cost` wherever no replacement is given (a definition without a
+ * cost hook keeps having none). How an experiment or a platform adds behaviour around an
+ * application's actor — packet I/O the simulator should charge, a device a setup message names —
+ * without editing the application.
+ */
+export function redefineActor<M, R>(
+  definition: ActorDefinition<M, R>,
+  overrides: {
+    readonly exec?: (ctx: ActorContext<M, R>, message: M) => void;
+    readonly cost?: (message: M) => HandlerWork;
+  },
+): ActorDefinition<M, R> {
+  const cost =
+    overrides.cost ??
+    (definition.hasCost ? (message: M) => definition.cost(message) as HandlerWork : undefined);
+  return defineActor<M, R>({
+    name: definition.name,
+    messages: definition.messages,
+    ...(definition.replies === undefined ? {} : { replies: definition.replies }),
+    placement: definition.placement,
+    exclusive: definition.exclusive,
+    init: (ctx) => definition.init(ctx),
+    exec: overrides.exec ?? ((ctx, message) => definition.exec(ctx, message)),
+    ...(cost === undefined ? {} : { cost }),
+  });
+}

@@ -34,6 +34,7 @@ export {
   isActorDefinition,
   isValidActorName,
   PLACEMENTS,
+  redefineActor,
 } from './define-actor.ts';
 /** Origins and their propagation rule across sends and replies. */
 export { NO_ORIGIN, originForSend, originOfReply } from './envelope.ts';

@@ -30,7 +30,7 @@
 
 import { type ActorRef, refOf } from '../actor/actor-ref.ts';
 import type { HandlerWork } from '../actor/cost.ts';
-import { type AnyActorDefinition, defineActor } from '../actor/define-actor.ts';
+import { type AnyActorDefinition, redefineActor } from '../actor/define-actor.ts';
 import { ConfigError, ExperimentNoCapacityError, ExperimentSetupError } from '../errors.ts';
 import { messagingLatencyNs } from '../hw/models/messaging.ts';
 import { EventKernel } from '../platform/sim/event-kernel.ts';
@@ -509,17 +509,7 @@ export function withHostPacketIo<D extends AnyActorDefinition>(
     const bytes = Math.max(packetBytes, frameBytes(definition.messages.sizeOf(message)));
     return { ...work, fixedNs: (work.fixedNs ?? 0) + rxNs(bytes) + txNs };
   };
-  const wrapped = defineActor<unknown, unknown>({
-    name: definition.name,
-    messages: definition.messages,
-    ...(definition.replies === undefined ? {} : { replies: definition.replies }),
-    placement: definition.placement,
-    exclusive: definition.exclusive,
-    init: (ctx) => definition.init(ctx),
-    exec: (ctx, message) => definition.exec(ctx, message),
-    cost,
-  });
-  return wrapped as unknown as D;
+  return redefineActor<unknown, unknown>(definition, { cost }) as unknown as D;
 }
 
 /** A ref to the actor registered under `name` on `node` (apps address their entry actors so). */

@@ -4,21 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import dgram from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { freeUdpPort } from '../platform/live/free-port.ts';
 
 const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
 
 /** Starts `cluster up …` and resolves with its JSON banner once the cluster serves. */
 function clusterUp(args: string[]): Promise<{ child: ChildProcess; banner: { nodes: { pid: number }[] } }> {
@@ -63,7 +55,7 @@ test('cluster up rta → load --app rta (own tuple file) → cluster down', { ti
     '--nodes',
     '1',
     '--base-port',
-    String(await freePort()),
+    String(await freeUdpPort()),
     '--data-dir',
     dir,
   ]);
@@ -108,7 +100,7 @@ test('cluster up dt → load --app dt (bank transfers, balance read back) → cl
     '--accounts',
     '40',
     '--base-port',
-    String(await freePort()),
+    String(await freeUdpPort()),
     '--data-dir',
     dir,
   ]);

@@ -6,7 +6,6 @@
  * commit lost: each commit installs the next version of the keys it writes).
  */
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,14 +14,7 @@ import { DT_NAMES, DtClusterConnection, dtClusterSpec } from '../../../src/apps/
 import { accountKey, bankWorkload, decodeBalance } from '../../../src/apps/dt/workload.ts';
 import { LocalCluster } from '../../../src/platform/live/cluster/launch.ts';
 import { Random } from '../../../src/random.ts';
-
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
+import { freeUdpPort } from '../../platform/live/free-port.ts';
 
 const ACCOUNTS = 24;
 /** How long a lock may outlive the clients (25 leases of 200 ms): longer means it was left for good. */
@@ -32,7 +24,7 @@ test('DT live: the coordinator process is killed mid-load and restarted from its
   const dir = mkdtempSync(join(tmpdir(), 'ipipe-dt-'));
   const nodes = [];
   for (const id of [0, 1, 2])
-    nodes.push({ id, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 });
+    nodes.push({ id, address: '127.0.0.1', port: await freeUdpPort(), nicCores: 1, hostCores: 1 });
   const spec = dtClusterSpec({ shards: 2, nodes });
   assert.deepEqual(
     spec.actors.map((a) => `${a.name}@${a.node}`),

@@ -3,7 +3,6 @@
  * node 1): every tuple crosses between processes twice, and the windows still equal the reference.
  */
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,14 +10,7 @@ import { test } from 'node:test';
 import { rtaWorkload } from '../../../src/apps/rta/index.ts';
 import { driveRta, RtaClusterClient, rtaClusterSpec } from '../../../src/apps/rta/live-cluster.ts';
 import { LocalCluster } from '../../../src/platform/live/cluster/launch.ts';
-
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
+import { freeUdpPort } from '../../platform/live/free-port.ts';
 
 test('RTA on a two-process cluster: every window equals the reference', async () => {
   const workload = rtaWorkload({
@@ -32,8 +24,8 @@ test('RTA on a two-process cluster: every window equals the reference', async ()
   });
   const spec = rtaClusterSpec(workload, {
     nodes: [
-      { id: 0, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 },
-      { id: 1, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 },
+      { id: 0, address: '127.0.0.1', port: await freeUdpPort(), nicCores: 1, hostCores: 1 },
+      { id: 1, address: '127.0.0.1', port: await freeUdpPort(), nicCores: 1, hostCores: 1 },
     ],
   });
   const onNode1 = spec.actors.filter((a) => a.node === 1).map((a) => a.name);

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,17 +7,10 @@ import { ConfigError } from '../../../../src/errors.ts';
 import { type ClusterSpec, parseClusterSpec } from '../../../../src/platform/live/cluster/cluster-file.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
 import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
+import { freeUdpPort } from '../free-port.ts';
 import { front } from '../node/fixtures/relay-actors.ts';
 
 const MODULE = new URL('../node/fixtures/relay-actors.ts', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
 
 test('cluster files are validated: duplicate nodes, unknown placements, bad names are refused', () => {
   const nodes = [
@@ -47,8 +39,8 @@ test('a two-process cluster serves across nodes, survives a node being killed, a
   const spec: ClusterSpec = parseClusterSpec({
     schemaVersion: 1,
     nodes: [
-      { id: 0, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 },
-      { id: 1, address: '127.0.0.1', port: await freePort(), nicCores: 1, hostCores: 1 },
+      { id: 0, address: '127.0.0.1', port: await freeUdpPort(), nicCores: 1, hostCores: 1 },
+      { id: 1, address: '127.0.0.1', port: await freeUdpPort(), nicCores: 1, hostCores: 1 },
     ],
     actors: [
       { name: 'front', module: MODULE, exportName: 'front', node: 0 },

@@ -7,6 +7,7 @@ import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
 import { encodeFrame, frameSize } from '../../../../src/platform/live/net/wire.ts';
 import { LiveNode, type LiveNodeOptions } from '../../../../src/platform/live/node/live-node.ts';
 import { encodeOrigin } from '../../../../src/runtime/origin-codec.ts';
+import { freeUdpPort } from '../free-port.ts';
 import { farLedger, front } from './fixtures/relay-actors.ts';
 
 const MODULE = new URL('./fixtures/relay-actors.ts', import.meta.url).pathname;
@@ -17,20 +18,11 @@ const catalog = [
   { id: actorId(LEDGER), name: 'ledger-far', module: MODULE, exportName: 'farLedger', node: 1 },
 ];
 
-/** A UDP port free right now (bound and released; the nodes bind it a moment later). */
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
 let nodes: LiveNode[] = [];
 let ports: number[] = [];
 
 before(async () => {
-  ports = [await freePort(), await freePort()];
+  ports = [await freeUdpPort(), await freeUdpPort()];
   const options = (id: number): LiveNodeOptions => ({
     catalog,
     nodeId: id,

@@ -7,11 +7,11 @@
  */
 
 import assert from 'node:assert/strict';
-import dgram from 'node:dgram';
 import { test } from 'node:test';
 import { actorId } from '../../../../src/ids.ts';
 import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
 import { LiveNode, type LiveNodeOptions } from '../../../../src/platform/live/node/live-node.ts';
+import { freeUdpPort } from '../free-port.ts';
 import { slowSender } from './fixtures/relay-actors.ts';
 
 const MODULE = new URL('./fixtures/relay-actors.ts', import.meta.url).pathname;
@@ -21,16 +21,8 @@ const catalog = [
   { id: actorId(2), name: 'ledger-far', module: MODULE, exportName: 'farLedger', node: 1 },
 ];
 
-async function freePort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
 test('a message for another node that arrives after the socket closed is dropped, not thrown', async () => {
-  const ports = [await freePort(), await freePort()];
+  const ports = [await freeUdpPort(), await freeUdpPort()];
   const options = (id: number): LiveNodeOptions => ({
     catalog,
     nodeId: id,
