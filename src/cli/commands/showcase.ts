@@ -34,35 +34,30 @@ export async function showcaseCommand(options: ShowcaseOptions): Promise<boolean
   const apps = runAppsShowcase({ seed: options.seed, onApp: (done, total) => appsBar.update(done / total) });
   appsBar.done();
   if (!options.json) writeOut(`\n${renderApps(apps)}`);
-  let live: LiveShowcaseResult | null = null;
-  if (!options.simulatedOnly) {
-    const liveBar = progressBar('live node');
-    const started = performance.now();
-    const ticker = setInterval(() => liveBar.update(Math.min(1, (performance.now() - started) / 2_500)), 100);
-    try {
-      live = await runLiveShowcase({ seed: options.seed });
-    } finally {
-      clearInterval(ticker);
-      liveBar.done();
-    }
-  }
+  const live = options.simulatedOnly
+    ? null
+    : await timedBar('live node', 2_500, () => runLiveShowcase({ seed: options.seed }));
   if (!options.json && live) writeOut(`\n${renderLive(live)}`);
-  let rkv: RkvLiveShowcaseResult | null = null;
-  if (!options.simulatedOnly) {
-    const rkvBar = progressBar('live RKV cluster');
-    const started = performance.now();
-    const ticker = setInterval(() => rkvBar.update(Math.min(1, (performance.now() - started) / 9_000)), 100);
-    try {
-      rkv = await runRkvLiveShowcase({ seed: options.seed });
-    } finally {
-      clearInterval(ticker);
-      rkvBar.done();
-    }
-  }
+  const rkv = options.simulatedOnly
+    ? null
+    : await timedBar('live RKV cluster', 9_000, () => runRkvLiveShowcase({ seed: options.seed }));
   if (options.json) writeJson({ schemaVersion: 1, seed: options.seed, simulated, apps, live, rkv });
   else if (rkv) writeOut(`\n${renderRkvLive(rkv)}`);
   const liveWhole = live === null || (live.answered === live.sent && live.errorReplies === 0);
   return liveWhole && (rkv === null || rkv.load.check.verdict === 'linearizable');
+}
+
+/** Runs a live part under a progress bar that fills over its usual duration. */
+async function timedBar<T>(label: string, usualMs: number, run: () => Promise<T>): Promise<T> {
+  const bar = progressBar(label);
+  const started = performance.now();
+  const ticker = setInterval(() => bar.update(Math.min(1, (performance.now() - started) / usualMs)), 100);
+  try {
+    return await run();
+  } finally {
+    clearInterval(ticker);
+    bar.done();
+  }
 }
 
 /** A row of small bars, one per timeline bin, scaled to the busiest bin. */
