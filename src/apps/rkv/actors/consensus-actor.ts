@@ -41,9 +41,19 @@
  *          it applied them — then the memtables hold the writes everywhere (their flush makes them
  *          durable: "truncation after a snapshot") — and the leader announces the truncation point.
  *          A replica that stays behind by more than maxLogEntries is marked a laggard and the log
- *          is truncated past it anyway; it then needs a state transfer, which this actor does NOT
- *          implement: told by a catch-up answer, it stops taking part (non-voting, never stands),
- *          logs it and counts it (`laggards` in META). See docs/apps/rkv-sim.md.
+ *          is truncated past it anyway; told by a catch-up answer, it stops taking part
+ *          (non-voting, never stands) until a state transfer brings it back.
+ *   state transfer (with a durable log, which holds the snapshot; the section "state transfer"
+ *          below has the diagram): the laggard fetches, chunk by chunk, a checkpoint of a peer's
+ *          log at A ≥ the peer's truncation point (key → value of every write applied ≤ A, the
+ *          sessions at A), stages the chunks, has its own log switch to them in one synced step,
+ *          and only then installs them (memtable, sessions, applied = commit = truncation = A) and
+ *          votes again, catching up from A + 1. A crash before the switch recovers the old laggard.
+ *          Counted: `transfers`, `transferChunksStaged`, `snapshotsServed` (inspectConsensus).
+ *   pre-vote (setup.preVote): a timed-out follower or candidate first asks pre-vote(b one round
+ *          up) ─▶ peers: granted iff a prepare would be promised (onPrepare's rules), nothing
+ *          changes ─▶ a majority ⇒ it stands. A replica cut off never gets one, never raises its
+ *          round, and rejoins as a follower of the leader it hears: it deposes no healthy leader.
  *   static mode (heartbeatNs = 0, the offload experiment): no timers, so no heartbeat, election,
  *          retransmission or lease; the setup leader runs phase 1 once and leads for good, and
  *          reads are served by it without a lease (no one else can be elected).
@@ -80,17 +90,20 @@
  * slot per ballot; a slot is chosen only by a majority of accepted at one ballot (unless the
  * UNSAFE_CHOSEN_WITHOUT_MAJORITY test mutation is set); a replica applies slots in order, each
  * once; an acceptor never promises for a fromSlot below its truncation point (it could not report
- * what it deleted), so a laggard cannot be elected.
+ * what it deleted), so a laggard cannot be elected; a replica claims a snapshot's point (applied,
+ * reports, votes) only once its durable log holds the whole snapshot.
  *
  * Tested by test/apps/rkv/actors/: election.test.ts (step by step) and the DST (dst/harness.ts,
  * 200 CI seeds with drops, duplicates, jitter, partitions and node crash/restart, some with forced
- * NIC↔host migrations; a linearizable client history and no lost write required; the UNSAFE_*
- * mutations must be caught), crash-safety.test.ts (restart scenarios step by step: leases,
- * ballots, UNSAFE_ANNOUNCE_BEFORE_SYNC).
+ * NIC↔host migrations, 20 with forced laggards and crashes mid-transfer; a linearizable client
+ * history and no lost write required; the UNSAFE_* mutations must be caught), crash-safety.test.ts
+ * (restart scenarios step by step: leases, ballots, UNSAFE_ANNOUNCE_BEFORE_SYNC),
+ * state-transfer.test.ts (a laggard brought back, then needed for a majority; a crash
+ * mid-transfer; UNSAFE_INSTALL_PARTIAL_SNAPSHOT and UNSAFE_INSTALL_WITHOUT_SESSIONS).
  *
- * What this actor leaves out: state transfer for a laggard (`PaxosReplica`, src/apps/rkv/paxos,
- * has it, in JS objects that cannot migrate), torn or partial log writes (a write is durable
- * whole or, when the node crashed first, not at all), and a crash of the durable log itself.
+ * What this actor leaves out: state transfer without a durable log (no snapshot exists), torn or
+ * partial log writes (a write is durable whole or, when the node crashed first, not at all), and a
+ * crash of the durable log itself.
  *
  * DMO layout (roots; re-opened on every message, so a migrated actor finds everything again):
  *
@@ -100,6 +113,8 @@
  *   log      DmoHashMap    slot (decimal) → [ballot f64][acks u32][chosen u8][key length u8]
  *                          [value length u32][clientId f64][seq f64][key][value][origin bytes …]
  *   sessions DmoNumberMap  clientId → the last seq applied
+ *   transfer DmoHashMap    a laggard's staged snapshot chunks: chunk (decimal) → the encoded
+ *                          snapshot-chunk message (created on a first transfer only)
  *
  * The durable log (sim-log.ts, the host's disk): promised, slot → (ballot, command, chosen), and
  * a snapshot (writes and sessions) at its truncation point.
@@ -127,6 +142,18 @@ export const UNSAFE_RECOVER_WITHOUT_LOG = 4;
  * window between the two then loses what was already announced.
  */
 export const UNSAFE_ANNOUNCE_BEFORE_SYNC = 8;
+/**
+ * Test-only mutation (state transfer): a laggard installs the snapshot as soon as its first chunk
+ * arrives, as if that chunk were all of it — it then believes it holds the state at the snapshot's
+ * point while it misses every write the other chunks carry.
+ */
+export const UNSAFE_INSTALL_PARTIAL_SNAPSHOT = 16;
+/**
+ * Test-only mutation (state transfer): the install skips the sessions table (the memtable and the
+ * durable log get the writes, the sessions stay as the laggard had them), so a command a session
+ * already applied can take effect again on the former laggard.
+ */
+export const UNSAFE_INSTALL_WITHOUT_SESSIONS = 32;
 
 /** Default `maxLogEntries`. */
 export const DEFAULT_MAX_LOG_ENTRIES = 4096;
@@ -183,6 +210,27 @@ const META = {
   syncAskedApplied: 34,
   /** `recover` answers that arrived after the first was installed (the recovering tick re-asks). */
   duplicateRecovers: 35,
+  /** State transfer (a laggard): NO_TRANSFER, FETCHING chunks, or INSTALLING (waiting for its log). */
+  transferState: 36,
+  /** The snapshot's slot (its applied point A) being fetched; 0: none chosen yet. */
+  transferSlot: 37,
+  /** Chunks of that snapshot in all, and how many are staged. */
+  transferChunks: 38,
+  transferReceived: 39,
+  /** When the laggard last asked for a chunk, and when a chunk last arrived (a stall switches sender). */
+  transferAskedNs: 40,
+  transferProgressNs: 41,
+  /** The replica the laggard fetches from. */
+  transferFrom: 42,
+  /** Counters: snapshots installed; chunks staged; snapshot requests this replica served. */
+  transfers: 43,
+  transferChunksStaged: 44,
+  snapshotsServed: 45,
+  /** Pre-vote: the ballot this replica asks about (0: none running), and who granted it. */
+  preVoteBallot: 46,
+  preVoteMask: 47,
+  /** Pre-vote rounds started (a counter). */
+  preVotes: 48,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -190,6 +238,12 @@ const PEER_HEARTBEAT = 200;
 const FOLLOWER = 0;
 const CANDIDATE = 1;
 const LEADER = 2;
+
+const NO_TRANSFER = 0;
+const FETCHING = 1;
+const INSTALLING = 2;
+/** A transfer whose sender sent nothing for this many heartbeat periods starts over elsewhere. */
+const TRANSFER_STALL_PERIODS = 4;
 
 /** Unchosen slots the leader retransmits per tick; chosen entries one catch-up answer carries. */
 const RETRANSMIT_SLOTS = 64;
@@ -580,6 +634,70 @@ function stand(ctx: RkvContext, state: ConsensusState, round?: number): void {
   toFollowers(ctx, state, prepare);
 }
 
+/**
+ * An election timeout ran out. With pre-vote (setup.preVote), first ask whether a majority would
+ * promise a ballot one round up — nothing changes at the peers, nor here but the question — and
+ * stand only once a majority says yes (onPreVoteReply). A replica cut off from the group never
+ * hears a majority, so it never raises its round, and when it rejoins, the leader's next
+ * heartbeat (a ballot at or above its promise) makes it a follower again: it deposes no one.
+ * The next timeout asks again, one round higher if a refusal reported a higher promise.
+ */
+function standOrPreVote(ctx: RkvContext, state: ConsensusState): void {
+  if (!state.setup.preVote) {
+    stand(ctx, state);
+    return;
+  }
+  const round = Math.max(state.num(META.maxRound), ballotRound(state.num(META.promised) as Ballot)) + 1;
+  const ballot = makeBallot(round, replicaId(state.me));
+  state.set(META.preVoteBallot, ballot);
+  state.set(META.preVoteMask, 1 << state.me);
+  state.set(META.preVotes, state.num(META.preVotes) + 1);
+  state.set(META.waitFromNs, ctx.now());
+  if (popcount(1 << state.me) >= state.majority) {
+    stand(ctx, state);
+    return;
+  }
+  toFollowers(ctx, state, { type: 'pre-vote', from: state.me, ballot, fromSlot: state.num(META.applied) });
+}
+
+/** Would this replica promise the pre-vote's ballot now (onPrepare's rules)? It changes nothing. */
+function onPreVote(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'pre-vote'>): void {
+  const promised = state.num(META.promised);
+  const sticky =
+    state.timed &&
+    !state.unsafe(UNSAFE_NO_LEASE) &&
+    state.role !== CANDIDATE &&
+    ctx.now() - state.num(META.heardNs) < state.leaseNs &&
+    state.num(META.heardNs) > 0;
+  const granted =
+    state.num(META.laggard) !== 1 &&
+    message.ballot > promised &&
+    !sticky &&
+    message.fromSlot >= state.num(META.truncated);
+  toPeer(ctx, state, message.from, {
+    type: 'pre-vote-reply',
+    from: state.me,
+    ballot: message.ballot,
+    granted,
+    promised,
+  });
+}
+
+/** The pre-voter: a majority of grants (itself included) ⇒ stand for real. */
+function onPreVoteReply(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'pre-vote-reply'>): void {
+  if (message.ballot !== state.num(META.preVoteBallot) || state.role === LEADER) return;
+  if (!message.granted) {
+    // A higher promise out there: the next pre-vote asks above it.
+    noteRound(state, message.promised);
+    return;
+  }
+  const mask = state.num(META.preVoteMask) | (1 << message.from);
+  state.set(META.preVoteMask, mask);
+  if (popcount(mask) < state.majority) return;
+  state.set(META.preVoteBallot, 0);
+  stand(ctx, state);
+}
+
 /** A candidate with a majority of promises: re-propose everything above fromSlot at its ballot. */
 function lead(ctx: RkvContext, state: ConsensusState): void {
   const ballot = state.num(META.ballot);
@@ -821,6 +939,7 @@ function onAccept(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'accep
 /** A message from the leader at a ballot ≥ our promise: it is alive (stickiness, timeout). */
 function hearLeader(ctx: RkvContext, state: ConsensusState, leader: number): void {
   if (state.role !== FOLLOWER) return;
+  state.set(META.preVoteBallot, 0);
   const now = ctx.now();
   state.set(META.heardNs, now);
   state.set(META.waitFromNs, now);
@@ -909,13 +1028,17 @@ function onCatchup(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catc
   if (state.num(META.laggard) === 1) return;
   const applied = state.num(META.applied);
   if (message.truncated > applied) {
-    // The log we need is gone everywhere: only a state transfer (not implemented) could help.
+    // The log we need is gone everywhere: only a state transfer can bring this replica back. It
+    // stops voting until it has installed one (see "state transfer" below).
     state.set(META.laggard, 1);
     state.set(META.role, FOLLOWER);
     ctx.log.warn(
-      { applied, truncated: message.truncated },
-      'rkv: truncated past this replica; it needs a state transfer (not implemented) and stops voting',
+      { applied, truncated: message.truncated, durable: state.durable },
+      state.durable
+        ? 'rkv: truncated past this replica; it stops voting and asks for a state transfer'
+        : 'rkv: truncated past this replica; without a durable log there is no snapshot to transfer: it stops voting',
     );
+    if (state.durable) startTransfer(ctx, state, message.from);
     return;
   }
   for (const entry of message.entries) {
@@ -959,6 +1082,238 @@ function truncate(ctx: RkvContext, state: ConsensusState): void {
   for (let slot = truncated + 1; slot <= point; slot++) state.drop(slot);
   if (point > truncated) state.set(META.truncated, point);
   syncTruncation(state);
+}
+
+// ---- state transfer (a laggard) ------------------------------------------------------------------
+//
+//   laggard L (told by a catch-up answer that it was truncated past; stops voting)
+//     ─snapshot-request(slot 0, chunk 0)─▶ S (the leader, or whoever answered the catch-up)
+//   S ─snapshot-read(to L, atLeast = its truncation point)─▶ S's durable log: checkpoint at A (its
+//     snapshot folded over its chosen prefix, frozen, in chunks; sim-log.ts) ─snapshot-chunk(A, i, n)─▶ L
+//   L stages chunk i in its `transfer` DMO, asks for the next missing one (stop-and-wait; its tick
+//     re-asks after H, and after TRANSFER_STALL_PERIODS × H without a chunk starts over at the
+//     leader or the next replica). Duplicates are staged once; a chunk of another snapshot than
+//     the one staged (S took a newer checkpoint) starts the staging over.
+//   all n staged ⇒ ─log-install(chunk i of n)─▶ L's log: stages them; with all n, ONE switch:
+//     snapshot and sessions replaced, truncation point A, entries ≤ A dropped, synced
+//     ─snapshot-installed(A)─▶ L: memtable brought to S's contents at A (an apply per item),
+//     sessions replaced, applied = commit = truncation = A; L votes again and catches up from A+1.
+//
+// What is shipped: the snapshot holds key → value of every write applied ≤ A since the first slot
+// (the durable log folds the whole chosen prefix, never only a recent part). The base data set
+// (SimDisk) and a memtable-load are identical on every replica and never written but through the
+// log, so they are not shipped. L applied a prefix of the same chosen log (a < A), so every key L's
+// memtable and SSTables hold a write for is a key of the snapshot: overwriting the snapshot's keys
+// brings L's store to exactly S's contents at A — no deletes needed (the workload makes none).
+//
+// Crash safety: until the log's switch, the receiver's durable state is the old one (staged
+// chunks are NIC memory or an unfinished snapshot file), so a crash mid-transfer recovers the old
+// laggard, which asks again; after it, recovery rebuilds the memtable from the new snapshot. The
+// replica never reports or votes on a point it does not durably hold.
+//
+// The leader, asked by a laggard, stops treating it as one (accepts go to it again) and holds its
+// truncation at the current point for it, so that the snapshot (at or above that point) is still
+// enough to catch up from when it lands; a replica that falls maxLogEntries behind again is
+// marked again.
+
+function transferStaging(ctx: RkvContext): DmoHashMap {
+  const id = ctx.root('transfer');
+  if (id !== undefined) return DmoHashMap.open(ctx.dmo, id);
+  // Created on a first transfer only: a group that never has a laggard keeps its heap as it was.
+  const map = DmoHashMap.create(ctx.dmo);
+  ctx.setRoot('transfer', map.rootId);
+  return map;
+}
+
+/** L: it was truncated past; fetch a snapshot, first from `from` (who said so). */
+function startTransfer(ctx: RkvContext, state: ConsensusState, from: number): void {
+  transferStaging(ctx).clear();
+  state.set(META.transferState, FETCHING);
+  state.set(META.transferSlot, 0);
+  state.set(META.transferChunks, 0);
+  state.set(META.transferReceived, 0);
+  state.set(META.transferFrom, from);
+  state.set(META.transferProgressNs, ctx.now());
+  askChunk(ctx, state);
+}
+
+/** L: asks its sender for the first chunk not staged yet (chunk 0 of a new snapshot when none is). */
+function askChunk(ctx: RkvContext, state: ConsensusState): void {
+  state.set(META.transferAskedNs, ctx.now());
+  const slot = state.num(META.transferSlot);
+  let chunk = 0;
+  if (slot > 0) {
+    const staging = transferStaging(ctx);
+    while (chunk < state.num(META.transferChunks) && staging.hasString(String(chunk))) chunk++;
+  }
+  toPeer(ctx, state, state.num(META.transferFrom), { type: 'snapshot-request', from: state.me, slot, chunk });
+}
+
+/** L's tick: re-asks after a heartbeat period; after a stall, starts over with another sender. */
+function retryTransfer(ctx: RkvContext, state: ConsensusState): void {
+  const now = ctx.now();
+  if (state.num(META.transferState) === INSTALLING) return; // its own log answers; never lost
+  if (state.num(META.transferState) === NO_TRANSFER) {
+    startTransfer(ctx, state, nextSender(state, state.num(META.transferFrom)));
+    return;
+  }
+  if (now - state.num(META.transferProgressNs) >= TRANSFER_STALL_PERIODS * state.setup.heartbeatNs) {
+    ctx.log.info({ from: state.num(META.transferFrom) }, 'rkv: state transfer stalled; starting over');
+    startTransfer(ctx, state, nextSender(state, state.num(META.transferFrom)));
+    return;
+  }
+  if (now - state.num(META.transferAskedNs) >= state.setup.heartbeatNs) askChunk(ctx, state);
+}
+
+/** The leader it heard of, unless that is `previous` (or itself): else the next replica after `previous`. */
+function nextSender(state: ConsensusState, previous: number): number {
+  const hint = state.num(META.leaderHint);
+  if (hint !== NO_LEADER && hint !== state.me && hint !== previous) return hint;
+  const group = state.setup.replicas.length;
+  let next = (previous + 1) % group;
+  if (next === state.me) next = (next + 1) % group;
+  return next;
+}
+
+/** S: a laggard asks for a chunk; its durable log sends it (the log holds the snapshot). */
+function onSnapshotRequest(
+  ctx: RkvContext,
+  state: ConsensusState,
+  message: RkvMsg<'snapshot-request'>,
+): void {
+  if (!state.durable || message.from === state.me) return;
+  if (state.role === LEADER && state.isLaggardPeer(message.from)) {
+    const bit = 1 << message.from;
+    state.set(META.laggardMask, state.num(META.laggardMask) & ~bit);
+    state.set(META.reportedMask, state.num(META.reportedMask) | bit);
+    const held = state.num(META.truncated);
+    if (held > state.num(PEER_APPLIED + message.from)) state.set(PEER_APPLIED + message.from, held);
+    ctx.log.info(
+      { replica: message.from, truncated: held },
+      'rkv: a laggard asks for a snapshot; truncation waits for it',
+    );
+  }
+  if (message.slot === 0 && message.chunk === 0)
+    state.set(META.snapshotsServed, state.num(META.snapshotsServed) + 1);
+  sendTo(ctx, state.setup.log, {
+    type: 'snapshot-read',
+    to: state.nameOf(message.from),
+    sender: state.me,
+    slot: message.slot,
+    chunk: message.chunk,
+    atLeast: state.num(META.truncated),
+  });
+}
+
+/** L: stages a chunk; with all of them (see the section's comment) hands them to its log. */
+function onSnapshotChunk(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'snapshot-chunk'>): void {
+  if (state.num(META.laggard) !== 1 || state.num(META.transferState) !== FETCHING) return;
+  if (message.from !== state.num(META.transferFrom) || message.chunk >= message.chunks) return;
+  if (message.slot <= state.num(META.applied)) return; // no use: the stall check moves on
+  const staging = transferStaging(ctx);
+  if (message.slot !== state.num(META.transferSlot) || message.chunks !== state.num(META.transferChunks)) {
+    // A new snapshot (the first, or the sender took a newer checkpoint): stage it from scratch.
+    staging.clear();
+    state.set(META.transferSlot, message.slot);
+    state.set(META.transferChunks, message.chunks);
+    state.set(META.transferReceived, 0);
+  }
+  state.set(META.transferProgressNs, ctx.now());
+  const key = String(message.chunk);
+  if (!staging.hasString(key)) {
+    staging.setString(key, rkvMessages.encode(message));
+    state.set(META.transferReceived, state.num(META.transferReceived) + 1);
+    state.set(META.transferChunksStaged, state.num(META.transferChunksStaged) + 1);
+  }
+  const complete =
+    state.num(META.transferReceived) >= message.chunks || state.unsafe(UNSAFE_INSTALL_PARTIAL_SNAPSHOT);
+  if (!complete) {
+    askChunk(ctx, state);
+    return;
+  }
+  // Every chunk staged (or, mutated, whatever is): the log switches to them in one step, then
+  // answers snapshot-installed; only then does this replica believe it holds state at the slot.
+  const parts = stagedChunks(ctx, state);
+  state.set(META.transferState, INSTALLING);
+  parts.forEach((part, chunk) => {
+    sendTo(ctx, state.setup.log, {
+      type: 'log-install',
+      slot: message.slot,
+      chunk,
+      chunks: parts.length,
+      items: part.items,
+      sessions: state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS) ? [] : part.sessions,
+    });
+  });
+}
+
+/** The staged chunks of the snapshot being fetched, in chunk order (missing ones left out). */
+function stagedChunks(ctx: RkvContext, state: ConsensusState): RkvMsg<'snapshot-chunk'>[] {
+  const staging = transferStaging(ctx);
+  const parts: RkvMsg<'snapshot-chunk'>[] = [];
+  for (let chunk = 0; chunk < state.num(META.transferChunks); chunk++) {
+    const bytes = staging.getString(String(chunk));
+    if (bytes !== undefined) parts.push(rkvMessages.decode(bytes) as RkvMsg<'snapshot-chunk'>);
+  }
+  return parts;
+}
+
+/**
+ * L: its durable log holds the snapshot at `slot`: install it — the memtable brought to the
+ * sender's contents (an apply per item overwrites every key the snapshot has; see the section's
+ * comment), the sessions replaced, the log records ≤ slot dropped, applied = commit = truncation =
+ * slot; it votes again and catches up from slot + 1.
+ */
+function onSnapshotInstalled(
+  ctx: RkvContext,
+  state: ConsensusState,
+  message: RkvMsg<'snapshot-installed'>,
+): void {
+  const slot = message.slot;
+  if (state.num(META.transferState) !== INSTALLING || slot !== state.num(META.transferSlot)) return;
+  const parts = stagedChunks(ctx, state);
+  if (!state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS)) state.sessions.clear();
+  for (const part of parts) {
+    for (const item of part.items) {
+      sendTo(ctx, state.setup.memtable, {
+        type: 'apply',
+        slot,
+        key: item.key,
+        value: item.value,
+        origin: EMPTY,
+      });
+    }
+    if (!state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS)) {
+      for (const session of part.sessions) state.sessions.set(session.clientId, session.seq);
+    }
+  }
+  const top = state.num(META.top);
+  for (let held = state.num(META.truncated) + 1; held <= Math.min(slot, top); held++) state.drop(held);
+  state.set(META.truncated, slot);
+  state.set(META.logTruncated, slot);
+  state.set(META.applied, slot);
+  if (slot > state.num(META.commit)) state.set(META.commit, slot);
+  state.set(META.durableApplied, slot);
+  state.set(META.syncAskedApplied, slot);
+  if (slot > top) state.set(META.top, slot);
+  if (state.num(META.nextSlot) <= slot) state.set(META.nextSlot, slot + 1);
+  state.set(META.laggard, 0);
+  state.set(META.transferState, NO_TRANSFER);
+  state.set(META.transferSlot, 0);
+  state.set(META.transferChunks, 0);
+  state.set(META.transferReceived, 0);
+  state.set(META.transfers, state.num(META.transfers) + 1);
+  state.set(META.catchupAskedNs, 0);
+  state.set(META.role, FOLLOWER);
+  state.set(META.waitFromNs, ctx.now());
+  transferStaging(ctx).clear();
+  ctx.log.info(
+    { slot, items: message.items, sessions: message.sessions },
+    'rkv: snapshot installed; voting again',
+  );
+  applyReady(ctx, state);
+  const leader = state.num(META.leaderHint);
+  if (leader !== NO_LEADER && leader !== state.me) maybeCatchUp(ctx, state, leader);
 }
 
 // ---- the heartbeat, leases and reads -------------------------------------------------------------
@@ -1144,7 +1499,10 @@ function onReject(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'rejec
 function onTick(ctx: RkvContext, state: ConsensusState): void {
   if (!state.timed) return;
   ctx.setTimer(state.setup.heartbeatNs, { type: 'tick' });
-  if (state.num(META.laggard) === 1) return;
+  if (state.num(META.laggard) === 1) {
+    if (state.durable) retryTransfer(ctx, state);
+    return;
+  }
   const now = ctx.now();
   switch (state.role) {
     case LEADER:
@@ -1152,7 +1510,7 @@ function onTick(ctx: RkvContext, state: ConsensusState): void {
       return;
     case CANDIDATE: {
       if (now - state.num(META.waitFromNs) >= electionTimeout(state)) {
-        stand(ctx, state);
+        standOrPreVote(ctx, state);
         return;
       }
       const mask = state.num(META.promiseMask);
@@ -1173,7 +1531,7 @@ function onTick(ctx: RkvContext, state: ConsensusState): void {
     }
     default:
       if (now - state.num(META.waitFromNs) >= electionTimeout(state)) {
-        stand(ctx, state);
+        standOrPreVote(ctx, state);
         return;
       }
       if (state.num(META.leaderHint) !== NO_LEADER) maybeCatchUp(ctx, state, state.num(META.leaderHint));
@@ -1345,6 +1703,19 @@ export interface ConsensusView {
   readonly recovering: boolean;
   /** Repeated `recover` answers ignored after the first was installed. */
   readonly duplicateRecovers: number;
+  /** A laggard fetching a snapshot (or waiting for its log to hold one). */
+  readonly transferring: boolean;
+  /** Chunks of the snapshot being fetched, in all and staged (0 when none). */
+  readonly transferChunks: number;
+  readonly transferReceived: number;
+  /** Snapshots installed (each ended a laggard episode). */
+  readonly transfers: number;
+  /** Chunks staged over all transfers (duplicates not counted). */
+  readonly transferChunksStaged: number;
+  /** Snapshot transfers this replica was asked to serve. */
+  readonly snapshotsServed: number;
+  /** Pre-vote rounds this replica started (setup.preVote). */
+  readonly preVotes: number;
 }
 
 /** Reads a consensus actor's DMO state (a test hook: the heap and roots of its instance). */
@@ -1378,6 +1749,13 @@ export function inspectConsensus(
     recovered: num(META.recovered),
     recovering: num(META.recovering) === 1,
     duplicateRecovers: num(META.duplicateRecovers),
+    transferring: num(META.transferState) !== NO_TRANSFER,
+    transferChunks: num(META.transferChunks),
+    transferReceived: num(META.transferReceived),
+    transfers: num(META.transfers),
+    transferChunksStaged: num(META.transferChunksStaged),
+    snapshotsServed: num(META.snapshotsServed),
+    preVotes: num(META.preVotes),
   };
 }
 
@@ -1459,6 +1837,21 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
       return;
     case 'log-synced':
       if (message.applied > state.num(META.durableApplied)) state.set(META.durableApplied, message.applied);
+      return;
+    case 'snapshot-request':
+      onSnapshotRequest(ctx, state, message);
+      return;
+    case 'snapshot-chunk':
+      onSnapshotChunk(ctx, state, message);
+      return;
+    case 'snapshot-installed':
+      onSnapshotInstalled(ctx, state, message);
+      return;
+    case 'pre-vote':
+      onPreVote(ctx, state, message);
+      return;
+    case 'pre-vote-reply':
+      onPreVoteReply(ctx, state, message);
       return;
     case 'recover':
       // An answer to a log-read the recovering tick repeated: the first one was installed.
@@ -1556,7 +1949,10 @@ function consensusWork(message: RkvMessage): HandlerWork {
       };
     case 'reject':
     case 'log-synced':
+    case 'pre-vote-reply':
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS };
+    case 'pre-vote':
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SEND_INSTRUCTIONS };
     case 'recover':
       // A restart: store every durable entry, re-apply the snapshot and the chosen prefix (one
       // apply each), the sessions table.
@@ -1568,6 +1964,29 @@ function consensusWork(message: RkvMessage): HandlerWork {
           message.snapshot.length * SEND_INSTRUCTIONS +
           message.sessions.length * LOG_RECORD_INSTRUCTIONS +
           2 * (entryBytes(message.entries) + entryBytes(message.snapshot)) * PER_BYTE_INSTRUCTIONS,
+      };
+    case 'snapshot-request':
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS };
+    case 'snapshot-chunk':
+      // Stage the chunk (its bytes copied into the DMO), ask for the next; the last one also reads
+      // every staged chunk back and sends each to the log.
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          2 * LOG_RECORD_INSTRUCTIONS +
+          SEND_INSTRUCTIONS +
+          (message.items.length + message.sessions.length) * LOG_RECORD_INSTRUCTIONS +
+          2 * entryBytes(message.items) * PER_BYTE_INSTRUCTIONS,
+      };
+    case 'snapshot-installed':
+      // One apply per item to the memtable, the sessions table rewritten.
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          message.items * (LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS) +
+          message.sessions * LOG_RECORD_INSTRUCTIONS,
       };
     case 'promise':
     case 'prepare': {

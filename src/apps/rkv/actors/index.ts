@@ -12,10 +12,12 @@ export {
   rkvRef,
   UNSAFE_ANNOUNCE_BEFORE_SYNC,
   UNSAFE_CHOSEN_WITHOUT_MAJORITY,
+  UNSAFE_INSTALL_PARTIAL_SNAPSHOT,
+  UNSAFE_INSTALL_WITHOUT_SESSIONS,
   UNSAFE_NO_LEASE,
   UNSAFE_RECOVER_WITHOUT_LOG,
 } from './consensus-actor.ts';
-export { rkvLog } from './log-actor.ts';
+export { rkvLog, SNAPSHOT_CHUNK_BYTES } from './log-actor.ts';
 export type { RkvMessage, RkvMsg } from './messages.ts';
 export {
   MAX_KEY_BYTES,
@@ -44,7 +46,14 @@ export {
   simDisk,
   unregisterSimDisk,
 } from './sim-disk.ts';
-export type { DurableEntry, DurableLogState } from './sim-log.ts';
+export type {
+  Checkpoint,
+  DurableEntry,
+  DurableLogState,
+  SnapshotChunk,
+  SnapshotItem,
+  SnapshotSession,
+} from './sim-log.ts';
 export { registerSimLog, SimLog, simLog, unregisterSimLog } from './sim-log.ts';
 export {
   DISK_FSYNC_NS,

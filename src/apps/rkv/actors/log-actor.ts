@@ -7,6 +7,10 @@
  *   consensus ─log-write(promise, entries, truncate, forwards)─▶ log: write, fsync ─▶ each forward
  *             (promise, accepted, and log-synced(applied) back to the consensus actor)
  *   consensus ─log-read─▶ log ─recover(promise, snapshot, sessions, entries)─▶ consensus
+ *   state transfer (consensus-actor.ts): a sender's consensus ─snapshot-read(to, slot, chunk)─▶
+ *             log: checkpoint (sim-log.ts) ─snapshot-chunk─▶ the laggard's consensus actor `to`;
+ *             the laggard's consensus ─log-install(chunk)─▶ its log: stage; all staged ⇒ switch,
+ *             fsync ─snapshot-installed─▶ consensus
  *
  * "Sync before you answer" without any waiting state in the consensus actor: the promise or
  * accepted message that announces a write travels inside the write and leaves from here, after the
@@ -25,7 +29,7 @@ import { defineActor } from '../../../actor/index.ts';
 import { DmoHashMap } from '../../../dmo/index.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
 import { type RkvMessage, rkvMessages } from './messages.ts';
-import { simLog } from './sim-log.ts';
+import { SNAPSHOT_SESSION_BYTES, simLog, snapshotItemBytes } from './sim-log.ts';
 import {
   DISK_FSYNC_NS,
   DISK_WRITE_BYTES_PER_SEC,
@@ -35,6 +39,13 @@ import {
 } from './storage-actors.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
+
+/**
+ * Default bytes of items and sessions per `snapshot-chunk`: with its header a chunk stays inside a
+ * 9000-byte jumbo frame, and a single item of the largest size the wire carries (64-byte key,
+ * 8 KiB value) still fits one chunk.
+ */
+export const SNAPSHOT_CHUNK_BYTES = 8 * 1024;
 
 function forward(ctx: RkvContext, to: string, message: RkvMessage): void {
   const ref = rkvRef(ctx, to);
@@ -85,6 +96,35 @@ export const rkvLog = defineActor({
         });
         return;
       }
+      case 'snapshot-read': {
+        const budget = setup.snapshotChunkBytes > 0 ? setup.snapshotChunkBytes : SNAPSHOT_CHUNK_BYTES;
+        const checkpoint = log.checkpoint(message.slot, message.atLeast, budget);
+        if (checkpoint === undefined) {
+          ctx.log.warn({ atLeast: message.atLeast }, 'rkv log: no state to checkpoint at that point yet');
+          return;
+        }
+        // A chunk of another checkpoint than the one asked for starts the receiver over: chunk 0.
+        const chunk = checkpoint.slot === message.slot ? message.chunk : 0;
+        const content = checkpoint.chunks[chunk];
+        if (content === undefined) return;
+        forward(ctx, message.to, {
+          type: 'snapshot-chunk',
+          from: message.sender,
+          slot: checkpoint.slot,
+          chunk,
+          chunks: checkpoint.chunks.length,
+          items: [...content.items],
+          sessions: [...content.sessions],
+        });
+        return;
+      }
+      case 'log-install': {
+        const installed = log.stage(message.slot, message.chunk, message.chunks, message);
+        if (installed !== undefined) {
+          forward(ctx, setup.consensus, { type: 'snapshot-installed', slot: message.slot, ...installed });
+        }
+        return;
+      }
       default:
         ctx.log.warn({ type: message.type }, 'rkv log: not a log message; dropped');
     }
@@ -118,6 +158,27 @@ function logWork(message: RkvMessage): HandlerWork {
         ...(writes ? { fixedNs: (bytes / DISK_WRITE_BYTES_PER_SEC) * 1e9 + DISK_FSYNC_NS } : {}),
       };
     }
+    case 'log-install': {
+      // Staging a chunk: its bytes to the disk; the last one also writes the switch and syncs.
+      let bytes = 8;
+      for (const item of message.items) bytes += snapshotItemBytes(item);
+      bytes += message.sessions.length * SNAPSHOT_SESSION_BYTES;
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          (message.items.length + message.sessions.length) * LOG_RECORD_INSTRUCTIONS +
+          bytes * PER_BYTE_INSTRUCTIONS,
+        fixedNs: (bytes / DISK_WRITE_BYTES_PER_SEC) * 1e9 + DISK_FSYNC_NS,
+      };
+    }
+    case 'snapshot-read':
+      // A chunk read back (a new checkpoint folds the log's chosen prefix: amortised here).
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS + 64 * LOG_RECORD_INSTRUCTIONS + SEND_INSTRUCTIONS + SNAPSHOT_CHUNK_BYTES / 8,
+      };
     case 'recover':
     case 'log-read':
       // Reading the log back: sequential, from the page cache or the disk (a restart's cost).

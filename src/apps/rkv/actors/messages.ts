@@ -100,6 +100,12 @@ export const rkvMessages = messages({
      * lives only in NIC memory and a crash is not survivable (the offload experiment's default).
      */
     log: NAME,
+    /**
+     * Pre-vote (with timers): a follower whose election timeout ran out first asks whether a
+     * majority would promise it, changing nothing anywhere, and stands only if so — so a replica
+     * that was cut off does not come back with a higher round that deposes a healthy leader.
+     */
+    preVote: field.bool(),
   },
   'memtable-setup': {
     /** Flush (minor compaction) once the active memtable holds this many bytes. */
@@ -113,7 +119,12 @@ export const rkvMessages = messages({
   'compaction-setup': { disk: NAME, memtable: NAME, level0Trigger: field.u8() },
   ready: {},
   /** The durable-log actor: which modelled log it writes, and whose consensus actor it serves. */
-  'log-setup': { log: NAME, consensus: NAME },
+  'log-setup': {
+    log: NAME,
+    consensus: NAME,
+    /** Bytes of items and sessions one `snapshot-chunk` carries (0: SNAPSHOT_CHUNK_BYTES). */
+    snapshotChunkBytes: COUNT,
+  },
 
   // ---- consensus ↔ its durable log (log-actor.ts) -------------------------------------------------
   /**
@@ -202,6 +213,54 @@ export const rkvMessages = messages({
   flush: { table: COUNT, entries: COUNT, run: field.bytes({ maxBytes: MAX_RUN_BYTES }) },
   /** The compaction actor wrote table `table`: the memtable may drop its frozen copy. */
   flushed: { table: COUNT },
+
+  // ---- state transfer for a laggard (consensus-actor.ts "state transfer"; new variants stay last:
+  // tags are positions, and the offload experiment's frames must not change) ---------------------
+  /**
+   * A laggard (truncated past) asks a replica for chunk `chunk` of a snapshot at `slot`; slot 0:
+   * whatever snapshot the sender has now (a new transfer). Retried each tick until answered.
+   */
+  'snapshot-request': { from: REPLICA, slot: COUNT, chunk: COUNT },
+  /**
+   * The sender's consensus actor to its durable-log actor: send chunk `chunk` of the checkpoint at
+   * `slot` (0: the current one) to the consensus actor `to`; the checkpoint must be at or above
+   * `atLeast` (the sender's truncation point), else the log takes a newer one.
+   */
+  'snapshot-read': { to: NAME, sender: REPLICA, slot: COUNT, chunk: COUNT, atLeast: COUNT },
+  /**
+   * One chunk of the state machine at `slot` (the applied point A): items are key → value of every
+   * write applied ≤ A (sim-log.ts), sessions the sessions table at A; `chunks` in all. A chunk
+   * holds at most the log's chunk budget of bytes (or one item, if a single item is larger).
+   */
+  'snapshot-chunk': {
+    from: REPLICA,
+    slot: COUNT,
+    chunk: COUNT,
+    chunks: COUNT,
+    items: field.list(ITEM, { maxItems: MAX_LIST_ITEMS }),
+    sessions: field.list(SESSION, { maxItems: MAX_LIST_ITEMS }),
+  },
+  /**
+   * The receiver's consensus actor to its durable-log actor, one per chunk received: the log stages
+   * them (a snapshot file being written); with all `chunks` of `slot` staged it replaces its
+   * snapshot and sessions with them, drops the entries ≤ slot and syncs — one atomic switch — THEN
+   * answers `snapshot-installed`. A crash before the switch leaves the old log as it was.
+   */
+  'log-install': {
+    slot: COUNT,
+    chunk: COUNT,
+    chunks: COUNT,
+    items: field.list(ITEM, { maxItems: MAX_LIST_ITEMS }),
+    sessions: field.list(SESSION, { maxItems: MAX_LIST_ITEMS }),
+  },
+  /** The log to its consensus actor: the snapshot at `slot` is durable (items and sessions: its size). */
+  'snapshot-installed': { slot: COUNT, items: COUNT, sessions: COUNT },
+
+  // ---- pre-vote (consensus-setup.preVote) ---------------------------------------------------------
+  /** Would you promise `ballot` for fromSlot now? Nothing changes at the receiver. */
+  'pre-vote': { from: REPLICA, ballot: COUNT, fromSlot: COUNT },
+  /** The answer: `granted` if a prepare would be promised; `promised`: the receiver's promise. */
+  'pre-vote-reply': { from: REPLICA, ballot: COUNT, granted: field.bool(), promised: COUNT },
 });
 
 /** `refused.leader` when the refuser knows no leader. */

@@ -60,6 +60,17 @@ export interface RkvSimOptions {
     readonly maxLogEntries?: number;
     /** Test-only mutations (UNSAFE_* in consensus-actor.ts). */
     readonly unsafe?: number;
+    /**
+     * Bytes of items and sessions per state-transfer chunk (durableLog only: the log serves the
+     * snapshot); default SNAPSHOT_CHUNK_BYTES. Tests set it small to cut a few keys into chunks.
+     */
+    readonly snapshotChunkBytes?: number;
+    /**
+     * Pre-vote before standing (consensus-actor.ts): a replica that was cut off does not depose a
+     * leader the others still hear. Default false (the step-by-step tests build elections by
+     * cutting one replica off).
+     */
+    readonly preVote?: boolean;
   };
   /** Replaces an actor's definition before registration (the experiment's packet-I/O wrapper). */
   readonly wrap?: (role: RkvActorRole, definition: AnyActorDefinition) => AnyActorDefinition;
@@ -163,7 +174,12 @@ export function deployRkvOnSimCluster(cluster: SimCluster, options: RkvSimOption
     if (durable) {
       list.push({
         ref: logActors[r]!,
-        message: { type: 'log-setup', log: names.log, consensus: rkvInstanceName('consensus', r) },
+        message: {
+          type: 'log-setup',
+          log: names.log,
+          consensus: rkvInstanceName('consensus', r),
+          snapshotChunkBytes: options.consensus?.snapshotChunkBytes ?? 0,
+        },
       });
     }
     return list;
@@ -181,6 +197,7 @@ export function deployRkvOnSimCluster(cluster: SimCluster, options: RkvSimOption
       maxLogEntries: options.consensus?.maxLogEntries ?? 0,
       unsafe: options.consensus?.unsafe ?? 0,
       log: durable ? rkvInstanceName('log', r) : '',
+      preVote: options.consensus?.preVote ?? false,
     },
   });
 

@@ -16,6 +16,14 @@
  * already applied changes nothing), then drops those entries. So after a crash the replica's state
  * machine is exactly snapshot + the chosen entries above it, re-applied in order.
  *
+ * State transfer (consensus-actor.ts, "state transfer"): the log is also where a laggard's snapshot
+ * comes from and goes to. A sender's log takes a *checkpoint* — the snapshot folded forward over
+ * its contiguous chosen prefix, frozen and cut into chunks (a hard-linked copy on the disk, as
+ * RocksDB's checkpoints are) — and serves its chunks until a newer one replaces it. A receiver's
+ * log stages the chunks it is given (a snapshot file being written) and, once it holds all of
+ * them, switches to them in one step: snapshot, sessions and truncation point replaced, entries
+ * at or below the point dropped. A crash before the switch leaves the old log as it was.
+ *
  * A JS object, not actor state: the modelled disk's contents. What writing it costs a host core
  * (bytes at the disk's write rate plus an fsync) is the log actor's declared work. The log is
  * reached by the name the log actor's setup carries (`registerSimLog`), per incarnation of the
@@ -45,15 +53,54 @@ export interface DurableLogState {
   readonly entries: readonly DurableEntry[];
 }
 
+/** A key → value item of a snapshot. */
+export interface SnapshotItem {
+  readonly key: Uint8Array;
+  readonly value: Uint8Array;
+}
+
+/** A session of a snapshot: the last seq applied for a client. */
+export interface SnapshotSession {
+  readonly clientId: number;
+  readonly seq: number;
+}
+
+/** One chunk of a checkpoint, as `snapshot-chunk` carries it. */
+export interface SnapshotChunk {
+  readonly items: readonly SnapshotItem[];
+  readonly sessions: readonly SnapshotSession[];
+}
+
+/** A frozen snapshot at `slot`, cut into chunks (see the file header). */
+export interface Checkpoint {
+  readonly slot: number;
+  readonly chunks: readonly SnapshotChunk[];
+  /** Items and sessions in all the chunks. */
+  readonly items: number;
+  readonly sessions: number;
+}
+
+/** Bytes an item takes in a chunk's budget (key, value, their two lengths). */
+export function snapshotItemBytes(item: SnapshotItem): number {
+  return 8 + item.key.length + item.value.length;
+}
+/** Bytes a session takes in a chunk's budget. */
+export const SNAPSHOT_SESSION_BYTES = 16;
+
 /** The durable log of one replica (see the file header). */
 export class SimLog {
   #promised = 0;
   #truncated = 0;
   readonly #entries = new Map<number, DurableEntry>();
-  readonly #sessions = new Map<number, number>();
-  readonly #snapshot = new Map<string, { key: Uint8Array; value: Uint8Array }>();
+  #sessions = new Map<number, number>();
+  #snapshot = new Map<string, SnapshotItem>();
   #writes = 0;
   #bytesWritten = 0;
+  #checkpoint: Checkpoint | undefined;
+  #checkpoints = 0;
+  /** A receiver's staged chunks (slot, chunk → chunk) until all of them are there. */
+  #staging: { slot: number; chunks: number; readonly got: Map<number, SnapshotChunk> } | undefined;
+  #installs = 0;
 
   get promised(): number {
     return this.#promised;
@@ -75,6 +122,15 @@ export class SimLog {
 
   get bytesWritten(): number {
     return this.#bytesWritten;
+  }
+
+  /** Checkpoints taken for senders so far, and snapshots installed from a sender. */
+  get checkpoints(): number {
+    return this.#checkpoints;
+  }
+
+  get installs(): number {
+    return this.#installs;
   }
 
   /** Whether nothing was ever written (a replica's first start). */
@@ -120,19 +176,104 @@ export class SimLog {
       const slot = this.#truncated + 1;
       const entry = this.#entries.get(slot);
       if (entry === undefined || !entry.chosen) break;
-      let duplicate = false;
-      if (entry.clientId > 0) {
-        const last = this.#sessions.get(entry.clientId) ?? 0;
-        if (entry.seq <= last) duplicate = true;
-        else this.#sessions.set(entry.clientId, entry.seq);
-      }
-      if (!duplicate && entry.key.length > 0) {
-        this.#snapshot.set(latin1.decode(entry.key), { key: entry.key, value: entry.value });
-      }
+      fold(entry, this.#sessions, this.#snapshot);
       this.#entries.delete(slot);
       this.#truncated = slot;
     }
     return this.#truncated;
+  }
+
+  /**
+   * A sender's checkpoint (see the file header): the current one when it is at `slot` (0: any) and
+   * at or above `atLeast`; else a new one — the snapshot folded over the contiguous chosen prefix
+   * above the truncation point, cut into chunks of at most `chunkBytes` (or one larger item). The
+   * log itself is not changed. Undefined when the log holds no state at or above `atLeast`.
+   */
+  checkpoint(slot: number, atLeast: number, chunkBytes: number): Checkpoint | undefined {
+    const held = this.#checkpoint;
+    if (held !== undefined && held.slot >= atLeast && (slot === 0 || slot === held.slot)) return held;
+    const sessions = new Map(this.#sessions);
+    const snapshot = new Map(this.#snapshot);
+    let at = this.#truncated;
+    for (let entry = this.#entries.get(at + 1); entry?.chosen === true; entry = this.#entries.get(at + 1)) {
+      fold(entry, sessions, snapshot);
+      at++;
+    }
+    if (at < atLeast || at === 0) return held !== undefined && held.slot >= atLeast ? held : undefined;
+    if (held !== undefined && held.slot === at) return held;
+    const chunks: SnapshotChunk[] = [];
+    let items: SnapshotItem[] = [];
+    let sessionList: SnapshotSession[] = [];
+    let bytes = 0;
+    const close = (): void => {
+      chunks.push({ items, sessions: sessionList });
+      items = [];
+      sessionList = [];
+      bytes = 0;
+    };
+    for (const item of snapshot.values()) {
+      const size = snapshotItemBytes(item);
+      if (bytes > 0 && bytes + size > chunkBytes) close();
+      items.push({ key: item.key.slice(), value: item.value.slice() });
+      bytes += size;
+    }
+    for (const [clientId, seq] of sessions) {
+      if (bytes > 0 && bytes + SNAPSHOT_SESSION_BYTES > chunkBytes) close();
+      sessionList.push({ clientId, seq });
+      bytes += SNAPSHOT_SESSION_BYTES;
+    }
+    if (bytes > 0 || chunks.length === 0) close();
+    this.#checkpoint = { slot: at, chunks, items: snapshot.size, sessions: sessions.size };
+    this.#checkpoints++;
+    return this.#checkpoint;
+  }
+
+  /**
+   * A receiver's chunk `chunk` of `chunks` of the snapshot at `slot` (see the file header): staged;
+   * a chunk of another slot starts the staging over. When every chunk is staged (and the slot is
+   * above the truncation point), switches to the snapshot in one step and returns its size.
+   */
+  stage(
+    slot: number,
+    chunk: number,
+    chunks: number,
+    content: SnapshotChunk,
+  ): { readonly items: number; readonly sessions: number } | undefined {
+    if (slot <= this.#truncated) return undefined;
+    // Chunk 0 opens a new snapshot file: the receiver sends them in order, once (a crashed
+    // incarnation's unfinished file is never mixed into a later one).
+    if (chunk === 0 || this.#staging?.slot !== slot || this.#staging.chunks !== chunks) {
+      this.#staging = { slot, chunks, got: new Map() };
+    }
+    const staging = this.#staging;
+    let bytes = 8;
+    for (const item of content.items) bytes += snapshotItemBytes(item);
+    bytes += content.sessions.length * SNAPSHOT_SESSION_BYTES;
+    this.#writes++;
+    this.#bytesWritten += bytes;
+    if (!staging.got.has(chunk)) {
+      staging.got.set(chunk, {
+        items: content.items.map((item) => ({ key: item.key.slice(), value: item.value.slice() })),
+        sessions: content.sessions.map((session) => ({ ...session })),
+      });
+    }
+    if (staging.got.size < chunks) return undefined;
+    // The switch: one synced write of the manifest, as it were.
+    const snapshot = new Map<string, SnapshotItem>();
+    const sessions = new Map<number, number>();
+    for (let c = 0; c < chunks; c++) {
+      const part = staging.got.get(c);
+      if (part === undefined) return undefined;
+      for (const item of part.items) snapshot.set(latin1.decode(item.key), item);
+      for (const session of part.sessions) sessions.set(session.clientId, session.seq);
+    }
+    this.#snapshot = snapshot;
+    this.#sessions = sessions;
+    this.#truncated = slot;
+    for (const held of [...this.#entries.keys()]) if (held <= slot) this.#entries.delete(held);
+    this.#staging = undefined;
+    this.#installs++;
+    return { items: snapshot.size, sessions: sessions.size };
   }
 
   /** Everything a restarted replica recovers (copies). */
@@ -149,6 +290,19 @@ export class SimLog {
       entries,
     };
   }
+}
+
+/**
+ * Applies one chosen entry to a snapshot with the consensus actor's exactly-once rule: a command
+ * whose seq its session already applied changes nothing.
+ */
+function fold(entry: DurableEntry, sessions: Map<number, number>, snapshot: Map<string, SnapshotItem>): void {
+  if (entry.clientId > 0) {
+    const last = sessions.get(entry.clientId) ?? 0;
+    if (entry.seq <= last) return;
+    sessions.set(entry.clientId, entry.seq);
+  }
+  if (entry.key.length > 0) snapshot.set(latin1.decode(entry.key), { key: entry.key, value: entry.value });
 }
 
 function copyEntry(entry: DurableEntry): DurableEntry {

@@ -55,6 +55,7 @@ test('a value accepted at an older ballot is re-proposed and chosen by the new l
     maxLogEntries: 0,
     unsafe: 0,
     log: '',
+    preVote: false,
   });
   for (const r of [1, 2]) assert.equal(send(cluster, r, consensus[r] as Ref, setup(r))?.type, 'ready');
   // An earlier leader (replica 1, round 0) got slot 2 accepted by replicas 1 and 2 — a majority,

@@ -1,7 +1,9 @@
 /**
  * SimLog (sim-log.ts), the durable consensus log a replica's host keeps across a crash: the promise
  * only rises, a chosen entry stays chosen, truncation folds the contiguous chosen prefix into the
- * snapshot with the exactly-once rule of apply and stops at the first slot it does not hold chosen.
+ * snapshot with the exactly-once rule of apply and stops at the first slot it does not hold chosen;
+ * a sender's checkpoint folds further without changing the log and respects the chunk budget; a
+ * receiver's staged snapshot switches in only once every chunk is there.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -74,4 +76,96 @@ test('an entry not known chosen is never folded', () => {
   log.write(1, [entry(1, 1, false, 'a', '1')]);
   assert.equal(log.truncate(1), 0);
   assert.equal(log.read().entries.length, 1);
+});
+
+/** Every item of a checkpoint, as key → value strings, and its sessions. */
+function contents(
+  chunks: readonly {
+    items: readonly { key: Uint8Array; value: Uint8Array }[];
+    sessions: readonly { clientId: number; seq: number }[];
+  }[],
+): {
+  items: Record<string, string>;
+  sessions: Record<number, number>;
+} {
+  const items: Record<string, string> = {};
+  const sessions: Record<number, number> = {};
+  for (const chunk of chunks) {
+    for (const item of chunk.items) items[decoder.decode(item.key)] = decoder.decode(item.value);
+    for (const session of chunk.sessions) sessions[session.clientId] = session.seq;
+  }
+  return { items, sessions };
+}
+
+test('a checkpoint folds the chosen prefix past the truncation point without changing the log', () => {
+  const log = new SimLog();
+  log.write(0, [
+    entry(1, 1, true, 'a', '1'),
+    entry(2, 1, true, 'b', '2'),
+    entry(3, 1, true, 'a', '3'),
+    entry(4, 1, false, 'c', '4'),
+  ]);
+  log.truncate(1);
+  const checkpoint = log.checkpoint(0, 1, 1 << 16);
+  assert.ok(checkpoint !== undefined);
+  assert.equal(checkpoint.slot, 3, 'through the last chosen slot, not the unchosen 4');
+  assert.deepEqual(contents(checkpoint.chunks), { items: { a: '3', b: '2' }, sessions: { 1: 3 } });
+  assert.equal(log.truncated, 1, 'the log is not truncated by a checkpoint');
+  assert.ok(log.entry(2) !== undefined);
+  assert.equal(log.checkpoint(0, 1, 1 << 16), checkpoint, 'the same checkpoint is reused');
+  assert.equal(log.checkpoint(3, 3, 1 << 16), checkpoint);
+  assert.equal(log.checkpoint(0, 4, 1 << 16), undefined, 'nothing at or above slot 4 yet');
+  assert.equal(log.checkpoints, 1);
+});
+
+test('checkpoint chunks hold at most the budget, or one larger item', () => {
+  const log = new SimLog();
+  const entries: DurableEntry[] = [];
+  for (let slot = 1; slot <= 9; slot++)
+    entries.push(entry(slot, 1, true, `k${slot}`, 'v'.repeat(slot === 5 ? 100 : 4)));
+  log.write(0, entries);
+  const checkpoint = log.checkpoint(0, 0, 40);
+  assert.ok(checkpoint !== undefined);
+  for (const chunk of checkpoint.chunks) {
+    const bytes =
+      chunk.items.reduce((sum, item) => sum + 8 + item.key.length + item.value.length, 0) +
+      16 * chunk.sessions.length;
+    assert.ok(
+      bytes <= 40 || chunk.items.length === 1,
+      `a chunk of ${bytes} bytes with ${chunk.items.length} items`,
+    );
+  }
+  assert.ok(checkpoint.chunks.length >= 5);
+  assert.equal(Object.keys(contents(checkpoint.chunks).items).length, 9);
+});
+
+test('a staged snapshot switches in only with every chunk; chunk 0 starts a new one', () => {
+  const sender = new SimLog();
+  sender.write(0, [entry(1, 1, true, 'a', '1'), entry(2, 1, true, 'b', '2'), entry(3, 1, true, 'c', '3')]);
+  const checkpoint = sender.checkpoint(0, 0, 20);
+  assert.ok(checkpoint !== undefined && checkpoint.chunks.length >= 3);
+  const receiver = new SimLog();
+  receiver.write(7, [entry(1, 1, true, 'a', '1'), entry(5, 7, false, 'z', '9')]);
+  const n = checkpoint.chunks.length;
+  const chunk = (i: number) => checkpoint.chunks[i] as (typeof checkpoint.chunks)[number];
+  assert.equal(receiver.stage(3, 0, n, chunk(0)), undefined);
+  assert.equal(receiver.stage(3, 1, n, chunk(1)), undefined);
+  assert.equal(receiver.truncated, 0, 'nothing switched before the last chunk');
+  // A new file (chunk 0 again) forgets what was staged: the last chunk alone does not complete it.
+  assert.equal(receiver.stage(3, 0, n, chunk(0)), undefined);
+  for (let i = 2; i < n; i++) assert.equal(receiver.stage(3, i, n, chunk(i)), undefined);
+  assert.deepEqual(receiver.stage(3, 1, n, chunk(1)), { items: 3, sessions: 1 });
+  assert.equal(receiver.truncated, 3);
+  assert.equal(receiver.installs, 1);
+  const state = receiver.read();
+  assert.deepEqual(
+    contents([{ items: state.snapshot, sessions: state.sessions }]),
+    contents(checkpoint.chunks),
+  );
+  assert.deepEqual(
+    state.entries.map((e) => e.slot),
+    [5],
+    'entries above the snapshot stay (an acceptor keeps what it accepted)',
+  );
+  assert.equal(receiver.promised, 7);
 });

@@ -14,6 +14,11 @@
  * the crashed node loses its NIC and host memory (every actor's DMOs, queues, timers); the
  * restarted one recovers from its durable log and SSTables and rejoins as a follower.
  *
+ * Laggards (option `laggards`): maxLogEntries is small (LAGGARD_MAX_LOG_ENTRIES) so a replica cut off
+ * or down for a while is truncated past and must be brought back by a state transfer, whose
+ * snapshots come in chunks of about one item (LAGGARD_CHUNK_BYTES); in about half of those runs a
+ * replica is crashed in the middle of fetching one (a chunk staged, not all), at most once a run.
+ *
  * Every random choice comes from one seeded `Random` (forked per component), so a seed replays
  * exactly; a failing seed prints `reproduceActorDst(...)`'s command.
  *
@@ -64,6 +69,9 @@ const CLIENT_TIMEOUT_NS = 200 * US;
 const VERIFIER_CLIENT_ID = 1000;
 /** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
 const KEY_BASE = 100;
+/** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
+export const LAGGARD_MAX_LOG_ENTRIES = 2;
+const LAGGARD_CHUNK_BYTES = 40;
 
 export interface ActorDstOptions {
   readonly seed: number;
@@ -77,6 +85,13 @@ export interface ActorDstOptions {
   readonly maxLogEntries?: number;
   /** Crash and restart replicas (default true; needs the durable log, which every run has). */
   readonly crashes?: boolean;
+  /**
+   * Force laggards and state transfers (see the header): maxLogEntries LAGGARD_MAX_LOG_ENTRIES
+   * unless `maxLogEntries` is given, small chunks, a crash mid-transfer in about half the runs.
+   */
+  readonly laggards?: boolean;
+  /** Pre-vote before standing (consensus-setup.preVote). */
+  readonly preVote?: boolean;
   readonly trace?: (line: string) => void;
 }
 
@@ -99,6 +114,14 @@ export interface ActorDstStats {
   framesDropped: number;
   framesDuplicated: number;
   laggards: number;
+  /** Snapshots installed by laggards, chunks they staged, transfers replicas served. */
+  transfers: number;
+  transferChunksStaged: number;
+  snapshotsServed: number;
+  /** Replicas crashed while fetching a snapshot (laggards mode). */
+  midTransferCrashes: number;
+  /** Pre-vote rounds started (preVote mode; counted by the consensus actors up at the end). */
+  preVotes: number;
   duplicatesSkipped: number;
   retransmits: number;
   caughtUp: number;
@@ -129,6 +152,8 @@ export function reproduceActorDst(options: Omit<ActorDstOptions, 'trace'>): stri
     vars.push(`RKV_ACTOR_DST_UNSAFE=${options.unsafe}`);
   if (options.maxLogEntries !== undefined) vars.push(`RKV_ACTOR_DST_MAX_LOG=${options.maxLogEntries}`);
   if (options.crashes === false) vars.push('RKV_ACTOR_DST_CRASHES=0');
+  if (options.laggards === true) vars.push('RKV_ACTOR_DST_LAGGARDS=1');
+  if (options.preVote === true) vars.push('RKV_ACTOR_DST_PRE_VOTE=1');
   return `${vars.join(' ')} RKV_ACTOR_DST_TRACE=1 npx tsx --test test/apps/rkv/actors/dst/replay.test.ts`;
 }
 
@@ -163,6 +188,11 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     framesDropped: 0,
     framesDuplicated: 0,
     laggards: 0,
+    transfers: 0,
+    transferChunksStaged: 0,
+    snapshotsServed: 0,
+    midTransferCrashes: 0,
+    preVotes: 0,
     duplicatesSkipped: 0,
     retransmits: 0,
     caughtUp: 0,
@@ -209,7 +239,13 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       consensus: {
         heartbeatNs: HEARTBEAT_NS,
         electionTimeoutNs: ELECTION_TIMEOUT_NS,
-        ...(options.maxLogEntries === undefined ? {} : { maxLogEntries: options.maxLogEntries }),
+        ...(options.maxLogEntries === undefined
+          ? options.laggards === true
+            ? { maxLogEntries: LAGGARD_MAX_LOG_ENTRIES }
+            : {}
+          : { maxLogEntries: options.maxLogEntries }),
+        ...(options.laggards === true ? { snapshotChunkBytes: LAGGARD_CHUNK_BYTES } : {}),
+        ...(options.preVote === true ? { preVote: true } : {}),
         unsafe: options.unsafe ?? 0,
       },
     });
@@ -406,10 +442,10 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     }
 
     // ---- crashes -------------------------------------------------------------------------------
+    const minority = Math.floor((replicas - 1) / 2);
+    const down = new Set<number>();
     if (options.crashes !== false) {
       const crasher = random.fork('crash');
-      const minority = Math.floor((replicas - 1) / 2);
-      const down = new Set<number>();
       const count = crasher.chance(0.35) ? 2 : 1;
       for (let i = 0; i < count; i++) {
         const at = startNs + crasher.int(200, WORKLOAD_NS / US - 1200) * US;
@@ -434,6 +470,39 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             trace(`${kernel.now()} nemesis: restart ${r}`);
           });
         });
+      }
+    }
+
+    if (options.laggards === true && options.crashes !== false) {
+      // A crash in the middle of a state transfer: the first replica seen with a chunk staged but
+      // not all, in about half the runs (checked every 5 µs of the workload).
+      const midCrasher = random.fork('mid-transfer-crash');
+      if (midCrasher.chance(0.5)) {
+        const downtimeNs = midCrasher.int(200, 800) * US;
+        const check = (): void => {
+          if (kernel.now() >= endNs || stats.midTransferCrashes > 0) return;
+          for (let r = 0; r < replicas; r++) {
+            const v = view(r);
+            if (v === undefined || !v.transferring || v.transferReceived < 1) continue;
+            if (v.transferReceived >= v.transferChunks || down.has(r) || down.size + 1 > minority) continue;
+            crashReplica(d, r);
+            down.add(r);
+            stats.crashes++;
+            stats.midTransferCrashes++;
+            trace(
+              `${kernel.now()} nemesis: crash ${r} mid-transfer (${v.transferReceived}/${v.transferChunks} chunks)`,
+            );
+            kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
+              restartReplica(d, r);
+              down.delete(r);
+              stats.restarts++;
+              trace(`${kernel.now()} nemesis: restart ${r}`);
+            });
+            return;
+          }
+          kernel.after(5 * US, check);
+        };
+        kernel.after(5 * US, check);
       }
     }
 
@@ -481,10 +550,14 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
     }
     const views = Array.from({ length: replicas }, (_, r) => view(r));
+
     for (const v of views) {
       if (v === undefined) continue;
       stats.elections += v.elections;
       stats.laggards += v.laggardsMarked;
+      stats.transferChunksStaged += v.transferChunksStaged;
+      stats.snapshotsServed += v.snapshotsServed;
+      stats.preVotes += v.preVotes;
       stats.duplicatesSkipped += v.duplicatesSkipped;
       stats.retransmits += v.retransmits;
       stats.caughtUp += v.caughtUp;
@@ -492,6 +565,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       stats.recovered += v.recovered;
       stats.maxLogRecords = Math.max(stats.maxLogRecords, v.logRecords);
     }
+    // Installs are counted by the durable logs: they survive the restarts that reset the actors.
+    for (const log of d.logs) stats.transfers += log.installs;
     stats.framesDropped = cluster.counters.framesDropped;
     stats.framesDuplicated = cluster.counters.framesDuplicated;
     stats.events = kernel.eventsProcessed;

@@ -33,15 +33,16 @@ export function failingSeedsAnyCheck(
   unsafe: number,
   first: number,
   count: number,
+  options: { readonly laggards?: boolean } = {},
 ): { readonly seed: number; readonly check: string }[] {
   const failed: { seed: number; check: string }[] = [];
   for (let seed = first; seed < first + count; seed++) {
-    const result = runActorDst({ seed, unsafe });
+    const result = runActorDst({ seed, unsafe, ...options });
     if (!result.ok) {
       assert.notEqual(
         result.check,
         'exception',
-        `seed ${seed}: ${result.failure}\n  reproduce: ${reproduceActorDst({ seed, unsafe })}`,
+        `seed ${seed}: ${result.failure}\n  reproduce: ${reproduceActorDst({ seed, unsafe, ...options })}`,
       );
       failed.push({ seed, check: result.check });
     }

@@ -1,0 +1,93 @@
+/**
+ * Pre-vote (consensus-setup.preVote, consensus-actor.ts standOrPreVote), step by step on a
+ * SimCluster with durable logs: a follower cut off from the group for many election timeouts
+ * rejoins without deposing the leader the others kept hearing — the leader keeps its ballot and
+ * its lease, and writes go on. The same scenario without pre-vote deposes it (the test's control:
+ * the assertions below can fail). With the leader really gone, pre-vote still elects a new one.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ActorRef } from '../../../../src/actor/index.ts';
+import type { RkvMessage } from '../../../../src/apps/rkv/actors/messages.ts';
+import { crashReplica, type RkvSimDeployment } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
+import { deployElecting, putMessage as put, settle as run, consensusView as view } from './helpers.ts';
+
+type Ref = ActorRef<RkvMessage, RkvMessage>;
+const US = 1_000;
+const MS = 1_000_000;
+
+function leaderOf(d: RkvSimDeployment): number {
+  const leaders = [0, 1, 2].filter((r) => !d.cluster.isDown(r) && view(d, r).role === 'leader');
+  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
+  return leaders[0] as number;
+}
+
+function putAt(d: RkvSimDeployment, at: number, seq: number): RkvMessage | undefined {
+  let answer: RkvMessage | undefined;
+  d.cluster.clientSend(at, d.consensus[at] as Ref, put(1, seq, 3, seq), (_id, _l, _ok, reply) => {
+    answer = reply as RkvMessage;
+    d.cluster.kernel.stop();
+  });
+  run(d, 300 * US);
+  return answer;
+}
+
+/** Cuts a follower off for about 3 ms (≥ 6 election timeouts) while the others write, then heals. */
+function rejoin(preVote: boolean): {
+  d: RkvSimDeployment;
+  leader: number;
+  ballot: number;
+  cutOff: number;
+  leaderChanges: number;
+} {
+  const d = deployElecting(3, { durableLog: true, consensus: { preVote } });
+  const leader = leaderOf(d);
+  const ballot = view(d, leader).ballot;
+  const cutOff = (leader + 1) % 3;
+  d.cluster.isolate(cutOff);
+  for (let seq = 1; seq <= 10; seq++) {
+    assert.equal(putAt(d, leader, seq)?.type, 'put-ok');
+    run(d, 300 * US);
+  }
+  d.cluster.heal();
+  // Watch for a leader change for 2 ms after the heal, with a put every 200 µs.
+  let leaderChanges = 0;
+  for (let step = 0; step < 10; step++) {
+    putAt(d, leader, 100 + step);
+    run(d, 200 * US);
+    if (view(d, leader).role !== 'leader' || view(d, leader).ballot !== ballot) leaderChanges++;
+  }
+  return { d, leader, ballot, cutOff, leaderChanges };
+}
+
+test('with pre-vote, a replica cut off for many timeouts rejoins without deposing the leader', () => {
+  const { d, leader, ballot, cutOff, leaderChanges } = rejoin(true);
+  const back = view(d, cutOff);
+  assert.ok(
+    back.preVotes >= 3,
+    `the cut-off replica asked for votes while away (${back.preVotes} pre-votes)`,
+  );
+  assert.equal(back.elections, 0, 'it never stood: no majority would have promised');
+  assert.equal(leaderChanges, 0, 'the leader kept leading at its ballot');
+  assert.equal(view(d, leader).ballot, ballot);
+  assert.equal(back.role, 'follower');
+  assert.equal(back.promised, ballot, 'it follows the leader it hears');
+  assert.equal(back.applied, view(d, leader).commit, 'and caught up');
+  assert.ok(view(d, leader).leaseUntilNs > d.cluster.kernel.now(), 'the leader holds its lease');
+});
+
+test('without pre-vote, the same rejoin deposes the leader (the control)', () => {
+  const { d, cutOff, leaderChanges } = rejoin(false);
+  assert.ok(view(d, cutOff).elections >= 3, 'the cut-off replica stood again and again');
+  assert.ok(leaderChanges > 0, 'its higher round deposed the leader');
+});
+
+test('with pre-vote, a crashed leader is still replaced', () => {
+  const d = deployElecting(3, { durableLog: true, consensus: { preVote: true } });
+  const leader = leaderOf(d);
+  crashReplica(d, leader);
+  run(d, 2 * MS);
+  const next = leaderOf(d);
+  assert.notEqual(next, leader);
+  assert.equal(putAt(d, next, 1)?.type, 'put-ok', 'the new leader commits with the other survivor');
+});
