@@ -25,6 +25,7 @@ import {
   clusterDown,
   readClusterState,
 } from '../../apps/rkv/cluster/supervisor.ts';
+import { UsageError } from '../../errors.ts';
 import { freshSeed } from '../../random.ts';
 import { parseChoice, parseIntegerIn, parseSeed } from '../options.ts';
 import { table, writeJson, writeOut } from '../output.ts';
@@ -35,6 +36,7 @@ import {
   isActorCluster,
   rtaClusterUpCommand,
 } from './cluster-actors.ts';
+import { rkvActorClusterUpCommand } from './cluster-rkv-actors.ts';
 
 /** Where `cluster up` keeps its files when given no --data-dir (ignored by git). */
 export const DEFAULT_CLUSTER_DATA_DIR = DEFAULT_APP_CLUSTER_DIR.rkv;
@@ -280,14 +282,23 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
       DEFAULT_CLUSTER_TIMING.electionTimeoutMinMs,
     )
     .option('--respawn', 'rkv: start a replica again when it exits unexpectedly')
+    .option(
+      '--actors',
+      "rkv: run RKV's actors on live node processes (consensus and memtable on each node's NIC cores, SSTable reader and compaction on its host) behind one RESP front, instead of the process-per-replica store; --base-port, --nic-cores apply",
+    )
     .option('--nodes <n>', 'rta|dt: node processes', parseIntegerIn('--nodes', 1, 16), 3)
     .option(
       '--base-port <port>',
-      'rta|dt: node i serves UDP on port + i',
+      'rta|dt, rkv --actors: node i serves UDP on port + i',
       parseIntegerIn('--base-port', 1, 65_535),
       9100,
     )
-    .option('--nic-cores <n>', 'rta|dt: NIC cores per node', parseIntegerIn('--nic-cores', 1, 64), 1)
+    .option(
+      '--nic-cores <n>',
+      'rta|dt, rkv --actors: NIC cores per node',
+      parseIntegerIn('--nic-cores', 1, 64),
+      1,
+    )
     .option('--host-cores <n>', 'rta|dt: host cores per node', parseIntegerIn('--host-cores', 1, 64), 1)
     .option('--packet-size <bytes>', 'rta: tuple frame size', parseIntegerIn('--packet-size', 64, 9000), 256)
     .option('--accounts <n>', 'dt: bank accounts', parseIntegerIn('--accounts', 1, 10_000_000), 1000)
@@ -320,6 +331,29 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
             dataDir,
             nicCores: options.nicCores,
             hostCores: options.hostCores,
+            json,
+          }),
+        );
+        return;
+      }
+      if (options.actors === true) {
+        if (options.shards !== undefined && options.shards !== 1) {
+          throw new UsageError('--actors runs one consensus group: drop --shards');
+        }
+        if (options.respawn === true) {
+          throw new UsageError(
+            "--respawn needs durable replicas; RKV's actors keep their state in memory: drop --respawn",
+          );
+        }
+        setExit(
+          await rkvActorClusterUpCommand({
+            replicas: options.replicas,
+            dataDir,
+            respPort: options.respPort,
+            basePort: options.basePort,
+            nicCores: options.nicCores,
+            electionTimeoutMs: options.electionTimeout,
+            seed,
             json,
           }),
         );

@@ -58,3 +58,16 @@ export class ClusterFrameError extends IpipeError {
     );
   }
 }
+
+/**
+ * A client of RKV's actor cluster got no answer from a leader in time: every replica it tried was
+ * dead, cut off, or knew no leader (an election that cannot finish without a majority).
+ */
+export class ClusterUnavailableError extends IpipeError {
+  constructor(what: string, ms: number) {
+    super(
+      'IPIPE_ERR_CLUSTER_UNAVAILABLE',
+      `${what}: no replica led and answered within ${ms} ms; check that a majority of the nodes run, then retry`,
+    );
+  }
+}

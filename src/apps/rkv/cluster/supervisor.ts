@@ -122,7 +122,8 @@ function replicaEntryPath(): { entry: string; execArgv: string[] } {
   return { entry, execArgv: typescript ? ['--import', import.meta.resolve('tsx')] : [] };
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid runs (one owned by another user counts). */
+export function processAlive(pid: number): boolean {
   if (!(Number.isInteger(pid) && pid > 0)) return false;
   try {
     process.kill(pid, 0);

@@ -18,6 +18,7 @@ export const RESP_ERROR_CODES = [
   'IPIPE_ERR_RESP_NOT_LEADER',
   'IPIPE_ERR_RESP_UNAVAILABLE',
   'IPIPE_ERR_RESP_CLIENT',
+  'IPIPE_ERR_RESP_UNSUPPORTED',
 ] as const satisfies readonly ErrorCode[];
 
 /** One of this module's codes. */
@@ -83,6 +84,17 @@ export class NotLeaderError extends RespError {
 export class BackendUnavailableError extends RespError {
   constructor(reason: string) {
     super('IPIPE_ERR_RESP_UNAVAILABLE', reason);
+  }
+}
+
+/**
+ * A backend rejects with this when it does not implement what the command asks (a store without
+ * deletes or conditional writes): the front answers `-ERR <message>`, not "internal error" — the
+ * command is understood, the store behind it cannot do it.
+ */
+export class BackendUnsupportedError extends RespError {
+  constructor(message: string) {
+    super('IPIPE_ERR_RESP_UNSUPPORTED', message);
   }
 }
 

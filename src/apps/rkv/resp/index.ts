@@ -15,6 +15,7 @@ export { encodeCommand, encodeValue, ReplyWriter, toByteString } from './encoder
 export type { RespClientFailure, RespErrorCode } from './errors.ts';
 export {
   BackendUnavailableError,
+  BackendUnsupportedError,
   NotLeaderError,
   RESP_ERROR_CODES,
   RespClientError,

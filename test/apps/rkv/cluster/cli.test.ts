@@ -221,3 +221,26 @@ test('cluster up prints the table and serves RESP; cluster status and cluster do
     rmSync(emptyDir, { recursive: true, force: true });
   }
 });
+
+test('cluster up rkv --actors refuses what its memory-only replicas cannot do, before starting anything', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rkv-cli-actors-'));
+  try {
+    const shards = await inProcess([
+      'cluster',
+      'up',
+      'rkv',
+      '--actors',
+      '--shards',
+      '2',
+      '--data-dir',
+      dataDir,
+    ]);
+    assert.equal(shards.code, 2);
+    assert.match(shards.stderr, /--actors runs one consensus group: drop --shards/);
+    const respawn = await inProcess(['cluster', 'up', 'rkv', '--actors', '--respawn', '--data-dir', dataDir]);
+    assert.equal(respawn.code, 2);
+    assert.match(respawn.stderr, /--respawn needs durable replicas/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

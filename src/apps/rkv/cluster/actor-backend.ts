@@ -1,0 +1,132 @@
+/**
+ * The Redis-protocol front over RKV's actor cluster (actor-cluster.ts): a `KvBackend` whose GETs
+ * are lease reads at the leader's consensus actor and whose SETs are puts committed through
+ * Multi-Paxos, each through a client of a pool (every client its own exactly-once session, one
+ * command at a time). `redis-cli`, `redis-benchmark` and `ipipe load --app rkv` then drive the
+ * actors as they drive the process-per-replica cluster.
+ *
+ * Order: the front dispatches a connection's pipelined commands at once and orders the replies;
+ * here commands on the same key run one after another in the order they came (a per-key chain), so
+ * `SET k v` then `GET k` in one pipeline reads v. Pipelined commands on different keys may commit
+ * in either order — as across the slots of a Redis Cluster — since each runs as its own session.
+ *
+ * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked: DEL
+ * (the memtable stores tombstones, but no message makes one yet), SET NX / XX (no conditional put)
+ * and DBSIZE (no replica counts its keys). While no leader answers, commands get `-TRYAGAIN`.
+ */
+
+import { MAX_KEY_BYTES, MAX_VALUE_BYTES } from '../actors/messages.ts';
+import type { KvBackend, KvBackendInfo, SetCondition } from '../resp/backend.ts';
+import { BackendUnavailableError, BackendUnsupportedError } from '../resp/errors.ts';
+import type { RespLimitsInput } from '../resp/limits.ts';
+import type { RkvActorClient, RkvActorConnection } from './actor-cluster.ts';
+import { ClusterUnavailableError } from './errors.ts';
+
+/** What the actors' codec carries: the front refuses longer keys and values up front. */
+export const ACTOR_RESP_LIMITS: RespLimitsInput = {
+  maxKeyBytes: MAX_KEY_BYTES,
+  maxValueBytes: MAX_VALUE_BYTES,
+};
+
+export interface ActorKvBackendOptions {
+  /** Clients in the pool: commands in flight at once (default 64). */
+  readonly clients?: number;
+  /** The first client id (ids must be unique for the cluster's lifetime; default 1). */
+  readonly firstClientId?: number;
+  /** How long a command may look for a leader before `-TRYAGAIN` (default 5000 ms). */
+  readonly giveUpMs?: number;
+}
+
+export class ActorKvBackend implements KvBackend {
+  readonly #connection: RkvActorConnection;
+  readonly #idle: RkvActorClient[] = [];
+  readonly #waiting: ((client: RkvActorClient) => void)[] = [];
+  readonly #giveUpMs: number;
+  /** Per key, the last command queued on it: the next one on that key starts after it settles. */
+  readonly #tails = new Map<string, Promise<unknown>>();
+  #leader = 0;
+
+  constructor(connection: RkvActorConnection, options: ActorKvBackendOptions = {}) {
+    this.#connection = connection;
+    this.#giveUpMs = options.giveUpMs ?? 5_000;
+    const first = options.firstClientId ?? 1;
+    for (let i = 0; i < (options.clients ?? 64); i++) this.#idle.push(connection.client(first + i));
+  }
+
+  async get(key: Buffer): Promise<Buffer | null> {
+    const value = await this.#with(key, (client) => client.get(key, this.#giveUpMs));
+    return value === null ? null : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  }
+
+  async set(key: Buffer, value: Buffer, condition: SetCondition): Promise<boolean> {
+    if (condition !== 'always') {
+      throw new BackendUnsupportedError(
+        "SET NX/XX: RKV's actors have no conditional put yet; use a plain SET",
+      );
+    }
+    await this.#with(key, (client) => client.put(key, value, this.#giveUpMs));
+    return true;
+  }
+
+  del(): Promise<number> {
+    return Promise.reject(
+      new BackendUnsupportedError("DEL: RKV's actors do not delete yet (no message makes a tombstone)"),
+    );
+  }
+
+  async exists(keys: readonly Buffer[]): Promise<number> {
+    const values = await this.mget(keys);
+    return values.filter((value) => value !== null).length;
+  }
+
+  mget(keys: readonly Buffer[]): Promise<ReadonlyArray<Buffer | null>> {
+    return Promise.all(keys.map((key) => this.get(key)));
+  }
+
+  dbsize(): Promise<number> {
+    return Promise.reject(new BackendUnsupportedError("DBSIZE: RKV's actors do not count their keys"));
+  }
+
+  info(): Promise<KvBackendInfo> {
+    return Promise.resolve({
+      role: 'standalone',
+      ipipe: [
+        ['ipipe_backend', 'rkv-actors'],
+        ['ipipe_replicas', this.#connection.replicas],
+        ['ipipe_leader_replica', this.#leader],
+      ],
+    });
+  }
+
+  /** Runs `command` with a pooled client, after the commands queued before it on `key`. */
+  #with<T>(key: Buffer, command: (client: RkvActorClient) => Promise<T>): Promise<T> {
+    const name = key.toString('latin1');
+    const before = this.#tails.get(name);
+    const run = (
+      before === undefined ? this.#pooled(command) : before.then(() => this.#pooled(command))
+    ) as Promise<T>;
+    const tail = run.catch(() => {});
+    this.#tails.set(name, tail);
+    void tail.then(() => {
+      if (this.#tails.get(name) === tail) this.#tails.delete(name);
+    });
+    return run;
+  }
+
+  async #pooled<T>(command: (client: RkvActorClient) => Promise<T>): Promise<T> {
+    const client =
+      this.#idle.pop() ?? (await new Promise<RkvActorClient>((resolve) => this.#waiting.push(resolve)));
+    try {
+      const result = await command(client);
+      this.#leader = client.leader;
+      return result;
+    } catch (error) {
+      if (error instanceof ClusterUnavailableError) throw new BackendUnavailableError(error.message);
+      throw error;
+    } finally {
+      const next = this.#waiting.shift();
+      if (next !== undefined) next(client);
+      else this.#idle.push(client);
+    }
+  }
+}

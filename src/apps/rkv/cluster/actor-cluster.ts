@@ -1,0 +1,258 @@
+/**
+ * RKV's actors on live nodes (issue 5: the same actors on both platforms): replica r is node r of
+ * a cluster of live node processes (`ipipe run --cluster`), running the four actors the simulator
+ * runs — consensus and memtable on the node's NIC domain (worker threads standing in for NIC
+ * cores, migratable to the host), SSTable reader and compaction pinned to its host domain — and
+ * the replicas' consensus actors talk Multi-Paxos to each other as actor messages between nodes
+ * (PEER frames). Clients use the ipipe wire protocol: a put goes to the consensus actor of the
+ * replica believed to lead and is answered by that replica's memtable once committed and applied;
+ * a get is a lease read at the leader.
+ *
+ *   node r ─┬─ NIC: rkv-consensus-r ─apply─▶ rkv-memtable-r ─put-ok / value─▶ client
+ *           └─ host: rkv-sstable-r, rkv-compaction-r (their "disk": the host worker's memory)
+ *
+ * What it does not have yet (docs/apps/rkv-cluster.md): the durable log on the host (the
+ * simulator's `rkvLog` over a modelled disk; live it needs a file) and SSTables in files, so a
+ * node process that dies loses its replica's state — the group goes on with the others, but the
+ * dead replica cannot be restarted into it; and no RESP front (the process-per-replica cluster of
+ * `cluster up rkv` has one).
+ */
+
+import { fileURLToPath } from 'node:url';
+import { ConfigError, ExperimentSetupError } from '../../../errors.ts';
+import { type ClusterSpec, parseClusterSpec } from '../../../platform/live/cluster/cluster-file.ts';
+import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
+import type { IpipeClient } from '../../../platform/live/net/client.ts';
+import { MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
+import { ClusterUnavailableError } from './errors.ts';
+
+/** The module every node loads the actors from. */
+export const RKV_ACTOR_MODULE: string = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? './actor-module.ts' : './actor-module.js', import.meta.url),
+);
+
+export type RkvActorRole = 'consensus' | 'memtable' | 'sstable' | 'compaction';
+
+/** Instance name of replica `replica`'s actor (the same names the simulator's deployment uses). */
+export function rkvActorName(role: RkvActorRole, replica: number): string {
+  return `rkv-${role}-${replica}`;
+}
+
+export interface RkvActorClusterLayout {
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly address: string;
+    readonly port: number;
+    readonly nicCores?: number;
+  }[];
+}
+
+/** The cluster file: one replica per node; every node gets one host core (see actor-module.ts). */
+export function rkvActorClusterSpec(layout: RkvActorClusterLayout): ClusterSpec {
+  const count = layout.nodes.length;
+  if (!(count >= 1 && count <= MAX_REPLICAS)) {
+    throw new ConfigError('nodes', `an RKV group needs 1 to ${MAX_REPLICAS} nodes, got ${count}`);
+  }
+  const exports: Record<RkvActorRole, string> = {
+    consensus: 'liveRkvConsensus',
+    memtable: 'liveRkvMemtable',
+    sstable: 'liveRkvSstableReader',
+    compaction: 'liveRkvCompaction',
+  };
+  const actors = layout.nodes.flatMap((node, replica) =>
+    (['sstable', 'compaction', 'memtable', 'consensus'] as const).map((role) => ({
+      name: rkvActorName(role, replica),
+      module: RKV_ACTOR_MODULE,
+      exportName: exports[role],
+      node: node.id,
+      ...(role === 'sstable' || role === 'compaction' ? { domain: 'host' as const } : {}),
+    })),
+  );
+  return parseClusterSpec({
+    schemaVersion: 1,
+    nodes: layout.nodes.map((node) => ({ ...node, hostCores: 1 })),
+    actors,
+  });
+}
+
+/** The protocol's timing and the memtable's size, in wall-clock terms. */
+export interface RkvActorClusterSetup {
+  /** The leader's heartbeat period (default 50 ms). */
+  readonly heartbeatMs?: number;
+  /** T: a follower that hears no leader for [T, 2T) stands; also the read lease (default 300 ms). */
+  readonly electionTimeoutMs?: number;
+  /** Replica that runs the first election's phase 1 (default 0). */
+  readonly leader?: number;
+  /** Flush the memtable to the host at this many bytes (default 256 KiB: one ring message). */
+  readonly memtableLimitBytes?: number;
+  /** Log entries kept for a replica that lags before it is left behind (default 4096). */
+  readonly maxLogEntries?: number;
+}
+
+const NS_PER_MS = 1_000_000;
+
+/** Talks to a running RKV actor cluster over UDP: setup, then puts and gets. */
+export class RkvActorConnection {
+  readonly spec: ClusterSpec;
+  readonly replicas: number;
+  readonly #clients: Map<number, IpipeClient>;
+
+  private constructor(spec: ClusterSpec, clients: Map<number, IpipeClient>) {
+    this.spec = spec;
+    this.#clients = clients;
+    this.replicas = spec.actors.filter((actor) => actor.exportName === 'liveRkvConsensus').length;
+  }
+
+  /** One client socket per node; each call waits `timeoutMs` for an answer, resent `retries` times. */
+  static async connect(
+    spec: ClusterSpec,
+    options: { readonly timeoutMs?: number; readonly retries?: number } = {},
+  ): Promise<RkvActorConnection> {
+    const clients = await connectToNodes(spec, {
+      timeoutMs: options.timeoutMs ?? 250,
+      retries: options.retries ?? 1,
+    });
+    return new RkvActorConnection(spec, clients);
+  }
+
+  /** Sends `message` to `replica`'s `role` actor; undefined when no answer came. */
+  async ask(role: RkvActorRole, replica: number, message: RkvMessage): Promise<RkvMessage | undefined> {
+    const name = rkvActorName(role, replica);
+    const entry = this.spec.actors.find((actor) => actor.name === name);
+    if (entry === undefined) throw new ConfigError('replica', `no actor ${name} in this cluster`);
+    const client = this.#clients.get(entry.node) as IpipeClient;
+    try {
+      return await client.call(entry.id as number, rkvMessages, rkvMessages, message);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Sets every replica up — storage first, then the consensus actors, followers before the first
+   * leader so its prepare finds them ready — and waits for each `ready`. Throws
+   * ExperimentSetupError naming an actor that refused or never answered.
+   */
+  async setup(setup: RkvActorClusterSetup = {}): Promise<void> {
+    const leader = setup.leader ?? 0;
+    const replicas = Array.from({ length: this.replicas }, (_, r) => r);
+    const expectReady = async (role: RkvActorRole, replica: number, message: RkvMessage) => {
+      let answer: RkvMessage | undefined;
+      for (let attempt = 0; attempt < 20 && answer === undefined; attempt++) {
+        answer = await this.ask(role, replica, message);
+      }
+      if (answer?.type !== 'ready') {
+        throw new ExperimentSetupError(
+          rkvActorName(role, replica),
+          answer === undefined
+            ? 'it never answered its setup'
+            : `it refused its setup (${answer.type === 'refused' ? answer.reason : answer.type})`,
+        );
+      }
+    };
+    for (const r of replicas) {
+      const disk = `rkv-live-disk-${r}`;
+      await expectReady('sstable', r, { type: 'sstable-setup', disk });
+      await expectReady('compaction', r, {
+        type: 'compaction-setup',
+        disk,
+        memtable: rkvActorName('memtable', r),
+        level0Trigger: 4,
+      });
+      await expectReady('memtable', r, {
+        type: 'memtable-setup',
+        limitBytes: setup.memtableLimitBytes ?? 256 * 1024,
+        sstable: rkvActorName('sstable', r),
+        compaction: rkvActorName('compaction', r),
+      });
+    }
+    for (const r of [...replicas.filter((r) => r !== leader), leader]) {
+      await expectReady('consensus', r, {
+        type: 'consensus-setup',
+        replica: r,
+        leader,
+        replicas: replicas.map((id) => rkvActorName('consensus', id)),
+        memtable: rkvActorName('memtable', r),
+        heartbeatNs: (setup.heartbeatMs ?? 50) * NS_PER_MS,
+        electionTimeoutNs: (setup.electionTimeoutMs ?? 300) * NS_PER_MS,
+        maxLogEntries: setup.maxLogEntries ?? 4096,
+        unsafe: 0,
+        log: '',
+        preVote: true,
+      });
+    }
+  }
+
+  /** A client with its own exactly-once session (`clientId` ≥ 1, unique per cluster). */
+  client(clientId: number): RkvActorClient {
+    return new RkvActorClient(this, clientId);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#clients.values()].map((client) => client.close()));
+  }
+}
+
+/**
+ * Puts and gets with leader discovery: a command goes to the replica the client believes leads;
+ * a refusal names the leader (or none yet, then the next replica is tried after a pause); no
+ * answer moves on to the next replica. A put keeps its `(clientId, seq)` across retries, so the
+ * replicas apply it once however often it is re-sent. One command at a time per client.
+ */
+export class RkvActorClient {
+  readonly clientId: number;
+  readonly #connection: RkvActorConnection;
+  #seq = 0;
+  #leader = 0;
+  #busy = false;
+
+  constructor(connection: RkvActorConnection, clientId: number) {
+    if (!(Number.isSafeInteger(clientId) && clientId >= 1)) {
+      throw new ConfigError('clientId', `must be a positive integer, got ${clientId}`);
+    }
+    this.#connection = connection;
+    this.clientId = clientId;
+  }
+
+  /** The replica this client last saw leading. */
+  get leader(): number {
+    return this.#leader;
+  }
+
+  /** Writes; resolves once committed and applied at the leader (its log slot). */
+  async put(key: Uint8Array, value: Uint8Array, giveUpMs = 10_000): Promise<number> {
+    const message: RkvMessage = { type: 'put', clientId: this.clientId, seq: ++this.#seq, key, value };
+    const answer = await this.#command(message, 'put-ok', giveUpMs);
+    return answer.type === 'put-ok' ? answer.slot : -1;
+  }
+
+  /** Reads at the leader (under its lease); null when the key is absent. */
+  async get(key: Uint8Array, giveUpMs = 10_000): Promise<Uint8Array | null> {
+    const answer = await this.#command({ type: 'get', key }, 'value', giveUpMs);
+    return answer.type === 'value' && answer.found ? answer.value : null;
+  }
+
+  async #command(message: RkvMessage, expect: 'put-ok' | 'value', giveUpMs: number): Promise<RkvMessage> {
+    if (this.#busy)
+      throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
+    this.#busy = true;
+    try {
+      const deadline = performance.now() + giveUpMs;
+      const replicas = this.#connection.replicas;
+      while (performance.now() < deadline) {
+        const answer = await this.#connection.ask('consensus', this.#leader, message);
+        if (answer?.type === expect) return answer;
+        if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== this.#leader) {
+          this.#leader = answer.leader;
+          continue;
+        }
+        // No answer (a dead or cut-off node) or no leader known yet: the next replica, after a pause.
+        this.#leader = (this.#leader + 1) % replicas;
+        await new Promise((wake) => setTimeout(wake, answer === undefined ? 0 : 25));
+      }
+      throw new ClusterUnavailableError(message.type, giveUpMs);
+    } finally {
+      this.#busy = false;
+    }
+  }
+}
