@@ -3,7 +3,10 @@
  * node: consensus and memtable on its NIC domain, SSTable reader and compaction on its host; see
  * src/apps/rkv/cluster/actor-cluster.ts), behind one Redis-protocol front in this process. It
  * writes the same state file as the process-per-replica cluster, so `ipipe load --app rkv`,
- * `cluster status` and `cluster down` find it. Runs until SIGINT (exit 130) or SIGTERM (0).
+ * `cluster status` and `cluster down` find it. Each replica keeps its durable log and SSTable
+ * journal under the data directory (replica-<r>/), so `up` on a directory used before recovers the
+ * replicas' state, and `--respawn` starts a dead node again and sets its replica up from its files.
+ * Runs until SIGINT (exit 130) or SIGTERM (0).
  */
 
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,8 @@ export interface RkvActorClusterUpOptions {
   readonly nicCores: number;
   readonly electionTimeoutMs: number;
   readonly seed: number;
+  /** Start a node process again (after 1 s) when it exits unexpectedly; its replica rejoins from its files. */
+  readonly respawn: boolean;
   readonly json: boolean;
 }
 
@@ -42,14 +47,17 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       return 3;
     }
   }
-  const spec = rkvActorClusterSpec({
-    nodes: Array.from({ length: options.replicas }, (_, id) => ({
-      id,
-      address: '127.0.0.1',
-      port: options.basePort + id,
-      nicCores: options.nicCores,
-    })),
-  });
+  const spec = rkvActorClusterSpec(
+    {
+      nodes: Array.from({ length: options.replicas }, (_, id) => ({
+        id,
+        address: '127.0.0.1',
+        port: options.basePort + id,
+        nicCores: options.nicCores,
+      })),
+    },
+    { durable: true },
+  );
   const file = join(dataDir, CLUSTER_FILE);
   writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
   process.stderr.write(
@@ -72,6 +80,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       heartbeatMs,
       electionTimeoutMs: options.electionTimeoutMs,
       leader: options.seed % options.replicas,
+      dataDir,
     });
   } catch (error) {
     await connection.close();
@@ -85,21 +94,26 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
   const backend = new ActorKvBackend(connection);
   const server = await startRespServer({ port: options.respPort, backend, limits: ACTOR_RESP_LIMITS });
   const respPort = server.address.port;
-  const nodes = cluster.nodes;
-  const state: ClusterStateFile = {
-    schemaVersion: 1,
-    supervisorPid: process.pid,
-    host: '127.0.0.1',
-    shards: 1,
-    startedAt: new Date().toISOString(),
-    replicas: nodes.map((node) => ({
-      replicaId: node.nodeId,
-      pid: node.pid,
-      respPort,
-      peerPort: node.banner.udp.port,
-    })),
+  const startedAt = new Date().toISOString();
+  /** The state file `load --app rkv`, `cluster status` and `cluster down` read (again after a respawn). */
+  const writeState = (): void => {
+    const state: ClusterStateFile = {
+      schemaVersion: 1,
+      supervisorPid: process.pid,
+      host: '127.0.0.1',
+      shards: 1,
+      startedAt,
+      replicas: cluster.nodes.map((node) => ({
+        replicaId: node.nodeId,
+        pid: node.pid,
+        respPort,
+        peerPort: node.banner.udp.port,
+      })),
+    };
+    writeFileSync(join(dataDir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
   };
-  writeFileSync(join(dataDir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+  writeState();
+  const nodes = cluster.nodes;
   const rows = nodes.map((node) => ({
     replica: node.nodeId,
     pid: node.pid,
@@ -133,10 +147,32 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
         `stop: Ctrl-C, or ipipe cluster down --data-dir ${options.dataDir}`,
     );
   }
+  let stopping = false;
+  if (options.respawn) {
+    const watch = (nodeId: number): void => {
+      void cluster.node(nodeId)?.exited.then(async (code) => {
+        if (stopping) return;
+        process.stderr.write(`ipipe: node ${nodeId} exited (${code}); starting it again in 1 s\n`);
+        await new Promise((wake) => setTimeout(wake, 1_000));
+        if (stopping) return;
+        try {
+          await cluster.start(nodeId);
+          await connection.restartReplica(nodeId);
+          writeState();
+          process.stderr.write(`ipipe: replica ${nodeId} restarted from its files and set up again\n`);
+          watch(nodeId);
+        } catch (error) {
+          process.stderr.write(`ipipe: replica ${nodeId} did not come back: ${(error as Error).message}\n`);
+        }
+      });
+    };
+    for (const node of cluster.nodes) watch(node.nodeId);
+  }
   const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
     process.once('SIGINT', () => resolveSignal('SIGINT'));
     process.once('SIGTERM', () => resolveSignal('SIGTERM'));
   });
+  stopping = true;
   process.stderr.write(`${signal}: stopping the front and the nodes\n`);
   await server.close({ timeoutMs: 1_000 });
   await connection.close();

@@ -340,11 +340,6 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
         if (options.shards !== undefined && options.shards !== 1) {
           throw new UsageError('--actors runs one consensus group: drop --shards');
         }
-        if (options.respawn === true) {
-          throw new UsageError(
-            "--respawn needs durable replicas; RKV's actors keep their state in memory: drop --respawn",
-          );
-        }
         setExit(
           await rkvActorClusterUpCommand({
             replicas: options.replicas,
@@ -354,6 +349,7 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
             nicCores: options.nicCores,
             electionTimeoutMs: options.electionTimeout,
             seed,
+            respawn: options.respawn === true,
             json,
           }),
         );

@@ -23,7 +23,7 @@ export const MAX_VALUE_BYTES = 8192;
 /** Largest flushed memtable run one message carries (a frozen memtable, encoded). */
 export const MAX_RUN_BYTES = 64 * 1024 * 1024;
 /** Longest actor name in a setup message. */
-const MAX_NAME_BYTES = 63;
+export const MAX_NAME_BYTES = 63;
 /** Most replicas in a group (ballots reserve 1024 ids; the codec and bit masks keep ≤ 16). */
 export const MAX_REPLICAS = 16;
 /** Most entries one promise reports, or one load carries. */

@@ -9,21 +9,21 @@
  * a get is a lease read at the leader.
  *
  *   node r ─┬─ NIC: rkv-consensus-r ─apply─▶ rkv-memtable-r ─put-ok / value─▶ client
- *           └─ host: rkv-sstable-r, rkv-compaction-r (their "disk": the host worker's memory)
+ *           └─ host: rkv-sstable-r, rkv-compaction-r, rkv-log-r (files, or memory)
  *
- * What it does not have yet (docs/apps/rkv-cluster.md): the durable log on the host (the
- * simulator's `rkvLog` over a modelled disk; live it needs a file) and SSTables in files, so a
- * node process that dies loses its replica's state — the group goes on with the others, but the
- * dead replica cannot be restarted into it; and no RESP front (the process-per-replica cluster of
- * `cluster up rkv` has one).
+ * With a data directory (and a `durable` spec) each replica also runs the simulator's durable-log
+ * actor on its host, and its log and SSTables are journaled files (file-storage.ts): a node that
+ * dies is started again (`LocalCluster.start`) and `restartReplica` sets it up from its files.
+ * Without one, state is memory. One shard; no DEL (docs/apps/rkv-cluster.md).
  */
 
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, ExperimentSetupError } from '../../../errors.ts';
 import { type ClusterSpec, parseClusterSpec } from '../../../platform/live/cluster/cluster-file.ts';
 import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
-import type { IpipeClient } from '../../../platform/live/net/client.ts';
-import { MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
+import { IpipeClient } from '../../../platform/live/net/client.ts';
+import { MAX_NAME_BYTES, MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
 /** The module every node loads the actors from. */
@@ -31,7 +31,16 @@ export const RKV_ACTOR_MODULE: string = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? './actor-module.ts' : './actor-module.js', import.meta.url),
 );
 
-export type RkvActorRole = 'consensus' | 'memtable' | 'sstable' | 'compaction';
+export type RkvActorRole = 'consensus' | 'memtable' | 'sstable' | 'compaction' | 'log';
+
+/**
+ * The datagram size the actor cluster's nodes and clients use: Multi-Paxos messages between nodes
+ * carry up to 64 log entries (catch-up) or a snapshot chunk (state transfer), far more than one
+ * Ethernet frame; on loopback a datagram may be 65 507 bytes.
+ */
+export const RKV_ACTOR_FRAME_BYTES = 65_000;
+/** Bytes of items per state-transfer chunk: one chunk per datagram, with room for its framing. */
+export const RKV_ACTOR_SNAPSHOT_CHUNK_BYTES = 48 * 1024;
 
 /** Instance name of replica `replica`'s actor (the same names the simulator's deployment uses). */
 export function rkvActorName(role: RkvActorRole, replica: number): string {
@@ -47,8 +56,14 @@ export interface RkvActorClusterLayout {
   }[];
 }
 
-/** The cluster file: one replica per node; every node gets one host core (see actor-module.ts). */
-export function rkvActorClusterSpec(layout: RkvActorClusterLayout): ClusterSpec {
+/**
+ * The cluster file: one replica per node; every node gets one host core (see actor-module.ts).
+ * `durable`: each replica also runs the durable-log actor on its host (needed for a data directory).
+ */
+export function rkvActorClusterSpec(
+  layout: RkvActorClusterLayout,
+  options: { readonly durable?: boolean } = {},
+): ClusterSpec {
   const count = layout.nodes.length;
   if (!(count >= 1 && count <= MAX_REPLICAS)) {
     throw new ConfigError('nodes', `an RKV group needs 1 to ${MAX_REPLICAS} nodes, got ${count}`);
@@ -58,19 +73,28 @@ export function rkvActorClusterSpec(layout: RkvActorClusterLayout): ClusterSpec 
     memtable: 'liveRkvMemtable',
     sstable: 'liveRkvSstableReader',
     compaction: 'liveRkvCompaction',
+    log: 'liveRkvLog',
   };
+  const roles: RkvActorRole[] = [
+    'sstable',
+    'compaction',
+    ...(options.durable === true ? (['log'] as const) : []),
+    'memtable',
+    'consensus',
+  ];
+  const onHost: ReadonlySet<RkvActorRole> = new Set(['sstable', 'compaction', 'log']);
   const actors = layout.nodes.flatMap((node, replica) =>
-    (['sstable', 'compaction', 'memtable', 'consensus'] as const).map((role) => ({
+    roles.map((role) => ({
       name: rkvActorName(role, replica),
       module: RKV_ACTOR_MODULE,
       exportName: exports[role],
       node: node.id,
-      ...(role === 'sstable' || role === 'compaction' ? { domain: 'host' as const } : {}),
+      ...(onHost.has(role) ? { domain: 'host' as const } : {}),
     })),
   );
   return parseClusterSpec({
     schemaVersion: 1,
-    nodes: layout.nodes.map((node) => ({ ...node, hostCores: 1 })),
+    nodes: layout.nodes.map((node) => ({ ...node, hostCores: 1, maxFrameBytes: RKV_ACTOR_FRAME_BYTES })),
     actors,
   });
 }
@@ -87,6 +111,13 @@ export interface RkvActorClusterSetup {
   readonly memtableLimitBytes?: number;
   /** Log entries kept for a replica that lags before it is left behind (default 4096). */
   readonly maxLogEntries?: number;
+  /**
+   * Where the replicas keep their durable log and SSTable journal (`<dir>/replica-<r>/…`); the
+   * cluster must have been made with `durable`. Without it the replicas' state is memory. Storage
+   * names travel in setup messages (63 bytes at most), so a relative path from the nodes' working
+   * directory is used when it is shorter.
+   */
+  readonly dataDir?: string;
 }
 
 const NS_PER_MS = 1_000_000;
@@ -97,9 +128,21 @@ export class RkvActorConnection {
   readonly replicas: number;
   readonly #clients: Map<number, IpipeClient>;
 
-  private constructor(spec: ClusterSpec, clients: Map<number, IpipeClient>) {
+  readonly #timeoutMs: number;
+  readonly #retries: number;
+  /** What `setup` was given: a restarted replica is set up the same way. */
+  #setup: RkvActorClusterSetup | undefined;
+
+  private constructor(
+    spec: ClusterSpec,
+    clients: Map<number, IpipeClient>,
+    timeoutMs: number,
+    retries: number,
+  ) {
     this.spec = spec;
     this.#clients = clients;
+    this.#timeoutMs = timeoutMs;
+    this.#retries = retries;
     this.replicas = spec.actors.filter((actor) => actor.exportName === 'liveRkvConsensus').length;
   }
 
@@ -108,11 +151,10 @@ export class RkvActorConnection {
     spec: ClusterSpec,
     options: { readonly timeoutMs?: number; readonly retries?: number } = {},
   ): Promise<RkvActorConnection> {
-    const clients = await connectToNodes(spec, {
-      timeoutMs: options.timeoutMs ?? 250,
-      retries: options.retries ?? 1,
-    });
-    return new RkvActorConnection(spec, clients);
+    const timeoutMs = options.timeoutMs ?? 250;
+    const retries = options.retries ?? 1;
+    const clients = await connectToNodes(spec, { timeoutMs, retries, maxFrameBytes: RKV_ACTOR_FRAME_BYTES });
+    return new RkvActorConnection(spec, clients, timeoutMs, retries);
   }
 
   /** Sends `message` to `replica`'s `role` actor; undefined when no answer came. */
@@ -136,51 +178,124 @@ export class RkvActorConnection {
   async setup(setup: RkvActorClusterSetup = {}): Promise<void> {
     const leader = setup.leader ?? 0;
     const replicas = Array.from({ length: this.replicas }, (_, r) => r);
-    const expectReady = async (role: RkvActorRole, replica: number, message: RkvMessage) => {
-      let answer: RkvMessage | undefined;
-      for (let attempt = 0; attempt < 20 && answer === undefined; attempt++) {
-        answer = await this.ask(role, replica, message);
-      }
-      if (answer?.type !== 'ready') {
-        throw new ExperimentSetupError(
-          rkvActorName(role, replica),
-          answer === undefined
-            ? 'it never answered its setup'
-            : `it refused its setup (${answer.type === 'refused' ? answer.reason : answer.type})`,
+    this.#setup = setup;
+    for (const r of replicas) await this.#setupStorage(r, setup);
+    for (const r of [...replicas.filter((r) => r !== leader), leader])
+      await this.#setupConsensus(r, setup, leader);
+  }
+
+  /**
+   * Sets a restarted replica up again (its node process was started anew, see
+   * `LocalCluster.start`): storage first — the files are reopened and replayed — then its
+   * consensus actor, which recovers from its durable log and rejoins as a follower (catching up,
+   * or by state transfer if the log was truncated past it). Needs a durable `setup`.
+   */
+  async restartReplica(replica: number): Promise<void> {
+    const setup = this.#setup;
+    if (setup?.dataDir === undefined) {
+      throw new ConfigError(
+        'dataDir',
+        'a replica can rejoin only from its files: set the cluster up with a dataDir (and a durable spec)',
+      );
+    }
+    const node = this.spec.actors.find((actor) => actor.name === rkvActorName('consensus', replica))?.node;
+    if (node !== undefined) await this.#reconnect(node);
+    await this.#setupStorage(replica, setup);
+    await this.#setupConsensus(replica, setup, setup.leader ?? 0);
+  }
+
+  /** Storage names for replica r: files under the data directory, or memory. */
+  #storage(replica: number, setup: RkvActorClusterSetup): { disk: string; log: string } {
+    if (setup.dataDir === undefined) return { disk: `rkv-live-disk-${replica}`, log: '' };
+    const absolute = resolve(setup.dataDir, `replica-${replica}`);
+    const relativePath = relative(process.cwd(), absolute);
+    const dir =
+      relativePath.length < absolute.length && !relativePath.startsWith('..') ? relativePath : absolute;
+    const names = { disk: `file:${join(dir, 'disk.journal')}`, log: `file:${join(dir, 'log.journal')}` };
+    for (const name of Object.values(names)) {
+      if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+        throw new ConfigError(
+          'dataDir',
+          `the storage name "${name}" is longer than the ${MAX_NAME_BYTES} bytes a setup message carries; use a shorter data directory path`,
         );
       }
-    };
-    for (const r of replicas) {
-      const disk = `rkv-live-disk-${r}`;
-      await expectReady('sstable', r, { type: 'sstable-setup', disk });
-      await expectReady('compaction', r, {
-        type: 'compaction-setup',
-        disk,
-        memtable: rkvActorName('memtable', r),
-        level0Trigger: 4,
-      });
-      await expectReady('memtable', r, {
-        type: 'memtable-setup',
-        limitBytes: setup.memtableLimitBytes ?? 256 * 1024,
-        sstable: rkvActorName('sstable', r),
-        compaction: rkvActorName('compaction', r),
+    }
+    return names;
+  }
+
+  async #setupStorage(r: number, setup: RkvActorClusterSetup): Promise<void> {
+    const storage = this.#storage(r, setup);
+    await this.#expectReady('sstable', r, { type: 'sstable-setup', disk: storage.disk });
+    await this.#expectReady('compaction', r, {
+      type: 'compaction-setup',
+      disk: storage.disk,
+      memtable: rkvActorName('memtable', r),
+      level0Trigger: 4,
+    });
+    await this.#expectReady('memtable', r, {
+      type: 'memtable-setup',
+      limitBytes: setup.memtableLimitBytes ?? 256 * 1024,
+      sstable: rkvActorName('sstable', r),
+      compaction: rkvActorName('compaction', r),
+    });
+    if (storage.log !== '') {
+      await this.#expectReady('log', r, {
+        type: 'log-setup',
+        log: storage.log,
+        consensus: rkvActorName('consensus', r),
+        snapshotChunkBytes: RKV_ACTOR_SNAPSHOT_CHUNK_BYTES,
       });
     }
-    for (const r of [...replicas.filter((r) => r !== leader), leader]) {
-      await expectReady('consensus', r, {
-        type: 'consensus-setup',
-        replica: r,
-        leader,
-        replicas: replicas.map((id) => rkvActorName('consensus', id)),
-        memtable: rkvActorName('memtable', r),
-        heartbeatNs: (setup.heartbeatMs ?? 50) * NS_PER_MS,
-        electionTimeoutNs: (setup.electionTimeoutMs ?? 300) * NS_PER_MS,
-        maxLogEntries: setup.maxLogEntries ?? 4096,
-        unsafe: 0,
-        log: '',
-        preVote: true,
-      });
+  }
+
+  async #setupConsensus(r: number, setup: RkvActorClusterSetup, leader: number): Promise<void> {
+    const durable = setup.dataDir !== undefined;
+    await this.#expectReady('consensus', r, {
+      type: 'consensus-setup',
+      replica: r,
+      leader,
+      replicas: Array.from({ length: this.replicas }, (_, id) => rkvActorName('consensus', id)),
+      memtable: rkvActorName('memtable', r),
+      heartbeatNs: (setup.heartbeatMs ?? 50) * NS_PER_MS,
+      electionTimeoutNs: (setup.electionTimeoutMs ?? 300) * NS_PER_MS,
+      maxLogEntries: setup.maxLogEntries ?? 4096,
+      unsafe: 0,
+      log: durable ? rkvActorName('log', r) : '',
+      preVote: true,
+    });
+  }
+
+  async #expectReady(role: RkvActorRole, replica: number, message: RkvMessage): Promise<void> {
+    let answer: RkvMessage | undefined;
+    for (let attempt = 0; attempt < 20 && answer === undefined; attempt++) {
+      answer = await this.ask(role, replica, message);
     }
+    if (answer?.type !== 'ready') {
+      throw new ExperimentSetupError(
+        rkvActorName(role, replica),
+        answer === undefined
+          ? 'it never answered its setup'
+          : `it refused its setup (${answer.type === 'refused' ? answer.reason : answer.type})`,
+      );
+    }
+  }
+
+  /** A fresh socket toward `nodeId` (its process restarted on the same port). */
+  async #reconnect(nodeId: number): Promise<void> {
+    const node = this.spec.nodes.find((n) => n.id === nodeId);
+    const old = this.#clients.get(nodeId);
+    if (node === undefined || old === undefined) return;
+    this.#clients.set(
+      nodeId,
+      await IpipeClient.connect({
+        host: node.address,
+        port: node.port,
+        timeoutMs: this.#timeoutMs,
+        retries: this.#retries,
+        maxFrameBytes: RKV_ACTOR_FRAME_BYTES,
+      }),
+    );
+    await old.close();
   }
 
   /** A client with its own exactly-once session (`clientId` ≥ 1, unique per cluster). */

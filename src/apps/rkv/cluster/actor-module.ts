@@ -8,21 +8,41 @@
  * host actors are pinned to its host domain and share its one host core (the cluster gives each
  * node one), so they find the same disk.
  *
- * That disk is memory: a node process that dies loses its SSTables with it, as it loses its NIC
- * memory. The group survives a minority of such deaths (Multi-Paxos), but a dead replica cannot
- * come back with its data — see docs/apps/rkv-cluster.md, "RKV's actors on live nodes".
+ * With a data directory the deployment names files (`file:<path>`): the SSTables' journal and the
+ * durable log (the simulator's log actor, `liveRkvLog`) are then FileDisk and FileLog
+ * (file-storage.ts), reopened and replayed by a restarted node's workers, so the replica recovers
+ * and rejoins. Without one they are memory, and a node process that dies takes its replica's state
+ * with it (docs/apps/rkv-cluster.md, "RKV's actors on live nodes").
  */
 
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import { redefineActor } from '../../../actor/index.ts';
 import { rkvConsensus } from '../actors/consensus-actor.ts';
+import { rkvLog } from '../actors/log-actor.ts';
 import type { RkvMessage } from '../actors/messages.ts';
 import { registerSimDisk, SimDisk, simDisk } from '../actors/sim-disk.ts';
+import { registerSimLog, simLog } from '../actors/sim-log.ts';
 import { rkvCompaction, rkvMemtable, rkvSstableReader } from '../actors/storage-actors.ts';
+import { FileDisk, FileLog } from './file-storage.ts';
+
+/** Storage names of the form `file:<path>` are files (file-storage.ts); any other name is memory. */
+const FILE_PREFIX = 'file:';
 
 /** The disk named `name` in this worker, created empty on first use. */
 function ensureDisk(name: string): void {
-  if (simDisk(name) === undefined) registerSimDisk(name, new SimDisk({ baseKeys: 0, valueBytes: 8 }));
+  if (simDisk(name) !== undefined) return;
+  registerSimDisk(
+    name,
+    name.startsWith(FILE_PREFIX)
+      ? FileDisk.open(name.slice(FILE_PREFIX.length))
+      : new SimDisk({ baseKeys: 0, valueBytes: 8 }),
+  );
+}
+
+/** The durable log named `name` in this worker: a file, opened (and replayed) on first use. */
+function ensureLog(name: string): void {
+  if (simLog(name) !== undefined || !name.startsWith(FILE_PREFIX)) return;
+  registerSimLog(name, FileLog.open(name.slice(FILE_PREFIX.length)));
 }
 
 /** `definition` with its setup message creating the disk it names first. */
@@ -41,4 +61,14 @@ export const liveRkvMemtable = rkvMemtable;
 export const liveRkvSstableReader: AnyActorDefinition = withDisk(
   rkvSstableReader as unknown as AnyActorDefinition,
 );
+/** The durable-log actor (host, pinned) over a file: its setup opens the file in this worker. */
+const logDefinition = rkvLog as unknown as AnyActorDefinition;
+export const liveRkvLog: AnyActorDefinition = redefineActor(logDefinition, {
+  exec: (ctx, message) => {
+    const m = message as RkvMessage;
+    if (m.type === 'log-setup') ensureLog(m.log);
+    logDefinition.exec(ctx, message);
+  },
+});
+
 export const liveRkvCompaction: AnyActorDefinition = withDisk(rkvCompaction as unknown as AnyActorDefinition);

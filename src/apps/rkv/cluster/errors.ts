@@ -71,3 +71,21 @@ export class ClusterUnavailableError extends IpipeError {
     );
   }
 }
+
+/**
+ * A live RKV replica's storage file (its durable log or SSTable journal, file-storage.ts) cannot be
+ * read or written, or is damaged: the replica refuses to start from it rather than serve from it.
+ */
+export class ClusterStorageError extends IpipeError {
+  readonly path: string;
+  constructor(path: string, why: string, options?: ErrorOptions) {
+    super(
+      'IPIPE_ERR_CLUSTER_STORAGE',
+      `${path}: ${why}; restore the file from a backup — do not start the replica without it: a durable ` +
+        'log that forgets promises it made can break consensus safety (an SSTable journal may be moved aside: ' +
+        "the log's snapshot refills it)",
+      options,
+    );
+    this.path = path;
+  }
+}

@@ -22,7 +22,7 @@ import { ConfigError } from '../../../errors.ts';
 import { type ActorId, actorId } from '../../../ids.ts';
 import type { Domain } from '../../../sched/types.ts';
 import type { CatalogEntry } from '../node/actor-catalog.ts';
-import type { LiveNodeOptions, PeerEndpoint } from '../node/live-node.ts';
+import { LIVE_SCHEDULER_DEFAULTS, type LiveNodeOptions, type PeerEndpoint } from '../node/live-node.ts';
 
 const nodeSchema = z.strictObject({
   id: z.number().int().min(0).max(0xffff),
@@ -32,6 +32,12 @@ const nodeSchema = z.strictObject({
   hostCores: z.number().int().min(1).max(64).optional(),
   /** false: the scheduler never migrates on this node (a host-only baseline stays on the host). */
   migration: z.boolean().optional(),
+  /**
+   * The largest datagram this node sends or takes (default the wire's 1472, one Ethernet MTU).
+   * Applications whose actors send large messages between nodes (RKV's catch-up and snapshot
+   * chunks) raise it; on loopback a datagram may be up to 65 507 bytes.
+   */
+  maxFrameBytes: z.number().int().min(512).max(65_507).optional(),
 });
 
 const actorSchema = z.strictObject({
@@ -115,7 +121,18 @@ export function readClusterFile(path: string): ClusterSpec {
 export function nodeOptionsFor(
   spec: ClusterSpec,
   nodeId: number,
-): Pick<LiveNodeOptions, 'catalog' | 'nodeId' | 'peers' | 'port' | 'address' | 'placement' | 'scheduler'> & {
+): Pick<
+  LiveNodeOptions,
+  | 'catalog'
+  | 'nodeId'
+  | 'peers'
+  | 'port'
+  | 'address'
+  | 'placement'
+  | 'scheduler'
+  | 'maxFrameBytes'
+  | 'ringBytes'
+> & {
   readonly nicCores?: number;
   readonly hostCores?: number;
 } {
@@ -149,5 +166,19 @@ export function nodeOptionsFor(
     ...(self.migration === false ? { scheduler: { enableMigration: false } } : {}),
     ...(self.nicCores === undefined ? {} : { nicCores: self.nicCores }),
     ...(self.hostCores === undefined ? {} : { hostCores: self.hostCores }),
+    ...(self.maxFrameBytes === undefined
+      ? {}
+      : { maxFrameBytes: self.maxFrameBytes, ringBytes: ringBytesFor(self.maxFrameBytes) }),
   };
+}
+
+/**
+ * Core rings big enough for a full queue of the largest frames (LiveNode's rule: 2 × queue depth
+ * × (frame + 256)), as a power of two, never below the default 2 MiB.
+ */
+function ringBytesFor(maxFrameBytes: number): number {
+  const depth = LIVE_SCHEDULER_DEFAULTS.coreQueueDepth ?? 1;
+  let bytes = 1 << 21;
+  while (bytes < 2 * depth * (maxFrameBytes + 256)) bytes *= 2;
+  return bytes;
 }

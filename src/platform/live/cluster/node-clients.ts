@@ -9,7 +9,7 @@ import type { ClusterSpec } from './cluster-file.ts';
 /** Connects a client to every node of `spec`; on failure closes those already open. */
 export async function connectToNodes(
   spec: ClusterSpec,
-  options: { readonly timeoutMs: number; readonly retries: number },
+  options: { readonly timeoutMs: number; readonly retries: number; readonly maxFrameBytes?: number },
 ): Promise<Map<number, IpipeClient>> {
   const clients = new Map<number, IpipeClient>();
   try {
@@ -21,6 +21,7 @@ export async function connectToNodes(
           port: node.port,
           timeoutMs: options.timeoutMs,
           retries: options.retries,
+          ...(options.maxFrameBytes === undefined ? {} : { maxFrameBytes: options.maxFrameBytes }),
         }),
       );
     }

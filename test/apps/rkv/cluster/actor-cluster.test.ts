@@ -4,8 +4,10 @@
  * the host, Multi-Paxos between the nodes as actor messages. Puts are committed and read back;
  * writers keep going while the leader's process is SIGKILLed; a survivor is elected (the clients
  * find it through refusals), writes go on, every acknowledged put reads back with its value, and
- * the whole client history (puts and lease reads, across the fail-over) is linearizable. Then the
- * Redis-protocol front over the same two surviving replicas (actor-backend.ts): SET/GET/MGET/EXISTS
+ * the whole client history (puts and lease reads, across the fail-over) is linearizable. The
+ * killed node is started again on its files (durable log, SSTable journal) and rejoins; the leader
+ * of the moment is killed, so the group's majority needs the restarted replica — puts go on and
+ * every acknowledged one reads back. Then the Redis-protocol front over the two running replicas (actor-backend.ts): SET/GET/MGET/EXISTS
  * work, a pipelined SET and GET of one key read the write, and what the actors cannot do (DEL,
  * SET NX, DBSIZE, a key longer than their codec carries) is refused with -ERR, not faked.
  */
@@ -40,9 +42,10 @@ test('three live nodes run the RKV actors: commit, fail over after SIGKILL of th
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rkv-actors-'));
   const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
-  const spec = rkvActorClusterSpec({
-    nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })),
-  });
+  const spec = rkvActorClusterSpec(
+    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
+    { durable: true },
+  );
   const file = join(dir, 'cluster.json');
   writeFileSync(file, JSON.stringify(spec));
   const cluster = await LocalCluster.launch({ file, spec });
@@ -50,7 +53,12 @@ test('three live nodes run the RKV actors: commit, fail over after SIGKILL of th
   const history: KvHistoryOp[] = [];
   const acknowledged = new Map<string, string>();
   try {
-    await connection.setup({ heartbeatMs: 50, electionTimeoutMs: 300, leader: seed % 3 });
+    await connection.setup({
+      heartbeatMs: 50,
+      electionTimeoutMs: 300,
+      leader: seed % 3,
+      dataDir: join(dir, 'data'),
+    });
     const first = connection.client(1);
     const key = (name: string) => encoder.encode(name.padEnd(16, '.'));
     const slot = await first.put(key('hello'), encoder.encode('world'));
@@ -130,6 +138,22 @@ test('three live nodes run the RKV actors: commit, fail over after SIGKILL of th
         `${afterFailover} answered after the fail-over\n`,
     );
     assert.ok(afterFailover > 0, 'the group kept serving after the fail-over');
+
+    // The killed replica's node starts again on its files and rejoins; then the replica leading
+    // now is killed too, so a majority needs the restarted one: it must have kept its promises and
+    // accepted entries (its durable log) and catch up to serve every acknowledged put if it leads.
+    await cluster.start(oldLeader);
+    await connection.restartReplica(oldLeader);
+    await sleep(1_000);
+    const secondLeader = probe.leader;
+    await cluster.kill(secondLeader);
+    const secondKillAt = performance.now();
+    await probe.put(key('after-second-kill'), encoder.encode('yes'), 20_000);
+    process.stderr.write(
+      `restarted replica ${oldLeader} from its files; killed leader ${secondLeader}; replica ${probe.leader} leads, ` +
+        `a put went through ${(performance.now() - secondKillAt).toFixed(0)} ms later\n`,
+    );
+    assert.notEqual(probe.leader, secondLeader, 'the group of the restarted replica and the third serves');
     for (const [k, value] of acknowledged) {
       const got = await probe.get(key(k));
       assert.equal(got === null ? null : decoder.decode(got), value, `acknowledged ${k}`);
@@ -137,7 +161,7 @@ test('three live nodes run the RKV actors: commit, fail over after SIGKILL of th
     const result = checkLinearizability(kvModel, history, { timeLimitMs: 30_000 });
     assert.equal(result.verdict, 'linearizable', describeCheckResult(kvModel, result));
 
-    // The RESP front over the surviving two.
+    // The RESP front over the two running replicas.
     const server = await startRespServer({
       port: 0,
       backend: new ActorKvBackend(connection, { clients: 8, firstClientId: 100 }),

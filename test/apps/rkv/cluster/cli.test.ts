@@ -48,9 +48,10 @@ function finished(child: ChildProcess): Promise<{ code: number | null; stdout: s
 }
 
 /** Starts `cluster up` and resolves with its JSON document and the running process. */
-async function up(
+async function up<D = UpDocument>(
   dataDir: string,
-): Promise<{ child: ChildProcess; document: UpDocument; exit: ReturnType<typeof finished> }> {
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; document: D; exit: ReturnType<typeof finished> }> {
   const child = ipipe([
     'cluster',
     'up',
@@ -64,14 +65,15 @@ async function up(
     '--json',
     '--seed',
     String(seed),
+    ...extra,
   ]);
   const exit = finished(child);
-  const document = await new Promise<UpDocument>((resolve, reject) => {
+  const document = await new Promise<D>((resolve, reject) => {
     let text = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       text += chunk.toString();
       try {
-        resolve(JSON.parse(text) as UpDocument);
+        resolve(JSON.parse(text) as D);
       } catch {
         // Not complete yet.
       }
@@ -222,7 +224,7 @@ test('cluster up prints the table and serves RESP; cluster status and cluster do
   }
 });
 
-test('cluster up rkv --actors refuses what its memory-only replicas cannot do, before starting anything', async () => {
+test('cluster up rkv --actors refuses more than one shard before starting anything', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rkv-cli-actors-'));
   try {
     const shards = await inProcess([
@@ -237,9 +239,55 @@ test('cluster up rkv --actors refuses what its memory-only replicas cannot do, b
     ]);
     assert.equal(shards.code, 2);
     assert.match(shards.stderr, /--actors runs one consensus group: drop --shards/);
-    const respawn = await inProcess(['cluster', 'up', 'rkv', '--actors', '--respawn', '--data-dir', dataDir]);
-    assert.equal(respawn.code, 2);
-    assert.match(respawn.stderr, /--respawn needs durable replicas/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node comes back from its files, cluster down stops it', {
+  timeout: 120_000,
+}, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rkv-cli-actors-up-'));
+  try {
+    const [first] = await Promise.all([
+      up<{ engine: string; respPort: number; nodes: { replica: number; pid: number }[] }>(dataDir, [
+        '--actors',
+        '--respawn',
+        '--base-port',
+        String(20_000 + (seed % 20_000)),
+        '--election-timeout',
+        '300',
+      ]),
+      import(pathToFileURL(main).href),
+    ]);
+    assert.equal(first.document.engine, 'actors');
+    assert.equal(first.document.nodes.length, 3);
+    const client = await RespClient.connect(first.document.respPort, { timeoutMs: 20_000 });
+    try {
+      for (let i = 0; i < 20; i++) assert.equal(await client.command('SET', `k${i}`, `v${i}`), 'OK');
+      const victim = first.document.nodes[seed % 3]!;
+      process.kill(victim.pid, 'SIGKILL');
+      // --respawn starts it again and sets it up from its files; the state file gets the new pid.
+      const deadline = Date.now() + 60_000;
+      let status = await inProcess(['cluster', 'status', '--data-dir', dataDir, '--json']);
+      while (Date.now() < deadline) {
+        const replicas = (
+          JSON.parse(status.stdout) as { replicas: { replicaId: number; pid: number; alive: boolean }[] }
+        ).replicas;
+        const again = replicas.find((r) => r.replicaId === victim.replica);
+        if (again !== undefined && again.pid !== victim.pid && replicas.every((r) => r.alive)) break;
+        await new Promise((wake) => setTimeout(wake, 250));
+        status = await inProcess(['cluster', 'status', '--data-dir', dataDir, '--json']);
+      }
+      assert.equal(status.code, 0, `every replica runs again: ${status.stdout}`);
+      for (let i = 20; i < 30; i++) assert.equal(await client.command('SET', `k${i}`, `v${i}`), 'OK');
+      for (let i = 0; i < 30; i += 7) assert.equal(await client.command('GET', `k${i}`), `v${i}`);
+    } finally {
+      client.close();
+    }
+    const down = await inProcess(['cluster', 'down', '--data-dir', dataDir]);
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal((await first.exit).code, 0, 'cluster up exits 0 on SIGTERM');
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

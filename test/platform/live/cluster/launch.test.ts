@@ -4,9 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../../../src/errors.ts';
-import { type ClusterSpec, parseClusterSpec } from '../../../../src/platform/live/cluster/cluster-file.ts';
+import {
+  type ClusterSpec,
+  nodeOptionsFor,
+  parseClusterSpec,
+} from '../../../../src/platform/live/cluster/cluster-file.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
 import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
+import { LIVE_SCHEDULER_DEFAULTS } from '../../../../src/platform/live/node/live-node.ts';
 import { freeUdpPort } from '../free-port.ts';
 import { front } from '../node/fixtures/relay-actors.ts';
 
@@ -32,6 +37,31 @@ test('cluster files are validated: duplicate nodes, unknown placements, bad name
   refused({ schemaVersion: 1, nodes, actors: [actor, actor] }, /"front" appears twice/);
   refused({ schemaVersion: 1, nodes, actors: [{ ...actor, name: 'Front!' }] }, /cluster\.actors\.0\.name/);
   refused({ schemaVersion: 2, nodes, actors: [actor] }, /cluster\.schemaVersion/);
+  refused(
+    { schemaVersion: 1, nodes: [{ ...nodes[0], maxFrameBytes: 70_000 }], actors: [actor] },
+    /cluster\.nodes\.0\.maxFrameBytes/,
+  );
+});
+
+test('a node with large frames gets core rings that hold a full queue of them', () => {
+  const actor = { name: 'front', module: MODULE, exportName: 'front', node: 0 };
+  const spec = parseClusterSpec({
+    schemaVersion: 1,
+    nodes: [
+      { id: 0, address: '127.0.0.1', port: 9100, maxFrameBytes: 65_000 },
+      { id: 1, address: '127.0.0.1', port: 9101 },
+    ],
+    actors: [actor],
+  });
+  const large = nodeOptionsFor(spec, 0);
+  assert.equal(large.maxFrameBytes, 65_000);
+  const depth = LIVE_SCHEDULER_DEFAULTS.coreQueueDepth ?? 1;
+  const ring = large.ringBytes ?? 0;
+  assert.ok(ring >= 2 * depth * (65_000 + 256), `ring ${ring} B`);
+  assert.equal(ring & (ring - 1), 0, 'a power of two');
+  const plain = nodeOptionsFor(spec, 1);
+  assert.equal(plain.maxFrameBytes, undefined, 'the default frame size stays the default');
+  assert.equal(plain.ringBytes, undefined);
 });
 
 test('a two-process cluster serves across nodes, survives a node being killed, and serves again after its restart', async () => {
