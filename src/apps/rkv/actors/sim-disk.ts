@@ -146,14 +146,6 @@ export class SimDisk {
     return merged;
   }
 
-  /** Level 1's entries in key order (what a live disk keeps in its journal after a compaction). */
-  levelOne(): RunEntry[] {
-    return [...this.#level1.keys()].sort().map((name) => ({
-      key: Uint8Array.from(name, (c) => c.charCodeAt(0)),
-      value: this.#level1.get(name) as Uint8Array,
-    }));
-  }
-
   /** The key's newest value in LSM read order. */
   lookup(key: Uint8Array): DiskLookup {
     const name = latin1.decode(key);

@@ -12,7 +12,8 @@
  *           └─ host: rkv-sstable-r, rkv-compaction-r, rkv-log-r (files, or memory)
  *
  * With a data directory (and a `durable` spec) each replica also runs the simulator's durable-log
- * actor on its host, and its log and SSTables are journaled files (file-storage.ts): a node that
+ * actor on its host; its log is a journaled file and its SSTables the real LSM engine
+ * (file-storage.ts): a node that
  * dies is started again (`LocalCluster.start`) and `restartReplica` sets it up from its files.
  * Without one, state is memory. One shard; no DEL (docs/apps/rkv-cluster.md).
  */
@@ -112,7 +113,7 @@ export interface RkvActorClusterSetup {
   /** Log entries kept for a replica that lags before it is left behind (default 4096). */
   readonly maxLogEntries?: number;
   /**
-   * Where the replicas keep their durable log and SSTable journal (`<dir>/replica-<r>/…`); the
+   * Where the replicas keep their durable log and LSM store (`<dir>/replica-<r>/…`); the
    * cluster must have been made with `durable`. Without it the replicas' state is memory. Storage
    * names travel in setup messages (63 bytes at most), so a relative path from the nodes' working
    * directory is used when it is shorter.
@@ -211,7 +212,7 @@ export class RkvActorConnection {
     const relativePath = relative(process.cwd(), absolute);
     const dir =
       relativePath.length < absolute.length && !relativePath.startsWith('..') ? relativePath : absolute;
-    const names = { disk: `file:${join(dir, 'disk.journal')}`, log: `file:${join(dir, 'log.journal')}` };
+    const names = { disk: `file:${join(dir, 'lsm')}`, log: `file:${join(dir, 'log.journal')}` };
     for (const name of Object.values(names)) {
       if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
         throw new ConfigError(

@@ -8,10 +8,10 @@
  * host actors are pinned to its host domain and share its one host core (the cluster gives each
  * node one), so they find the same disk.
  *
- * With a data directory the deployment names files (`file:<path>`): the SSTables' journal and the
- * durable log (the simulator's log actor, `liveRkvLog`) are then FileDisk and FileLog
- * (file-storage.ts), reopened and replayed by a restarted node's workers, so the replica recovers
- * and rejoins. Without one they are memory, and a node process that dies takes its replica's state
+ * With a data directory the deployment names files (`file:<path>`): the SSTables are then the
+ * real LSM engine in a directory (LsmDisk) and the durable log (the simulator's log actor,
+ * `liveRkvLog`) a journaled file (FileLog; file-storage.ts), both reopened by a restarted node's
+ * workers, so the replica recovers and rejoins. Without one they are memory, and a node process that dies takes its replica's state
  * with it (docs/apps/rkv-cluster.md, "RKV's actors on live nodes").
  */
 
@@ -23,7 +23,7 @@ import type { RkvMessage } from '../actors/messages.ts';
 import { registerSimDisk, SimDisk, simDisk } from '../actors/sim-disk.ts';
 import { registerSimLog, simLog } from '../actors/sim-log.ts';
 import { rkvCompaction, rkvMemtable, rkvSstableReader } from '../actors/storage-actors.ts';
-import { FileDisk, FileLog } from './file-storage.ts';
+import { FileLog, LsmDisk } from './file-storage.ts';
 
 /** Storage names of the form `file:<path>` are files (file-storage.ts); any other name is memory. */
 const FILE_PREFIX = 'file:';
@@ -34,7 +34,7 @@ function ensureDisk(name: string): void {
   registerSimDisk(
     name,
     name.startsWith(FILE_PREFIX)
-      ? FileDisk.open(name.slice(FILE_PREFIX.length))
+      ? LsmDisk.open(name.slice(FILE_PREFIX.length))
       : new SimDisk({ baseKeys: 0, valueBytes: 8 }),
   );
 }

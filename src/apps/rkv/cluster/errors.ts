@@ -73,8 +73,8 @@ export class ClusterUnavailableError extends IpipeError {
 }
 
 /**
- * A live RKV replica's storage file (its durable log or SSTable journal, file-storage.ts) cannot be
- * read or written, or is damaged: the replica refuses to start from it rather than serve from it.
+ * A live RKV replica's durable log (file-storage.ts) cannot be read or written, or is damaged: the
+ * replica refuses to start from it rather than serve from it.
  */
 export class ClusterStorageError extends IpipeError {
   readonly path: string;

@@ -1,17 +1,18 @@
 /**
  * Files under RKV's actors on live nodes: the simulator models a replica's host disk with two JS
  * objects — `SimLog`, the consensus actor's durable log (sim-log.ts), and `SimDisk`, the SSTables
- * the compaction actor writes (sim-disk.ts). Live, the same objects keep the same contents, and
- * every change to them is first appended to a journal file and fsynced: the log actor's "write,
- * fsync, then forward" holds because the write returns only once the record is on disk.
+ * the compaction actor writes (sim-disk.ts). Live, the log keeps the same contents with every
+ * change first appended to a journal file and fsynced (the log actor's "write, fsync, then
+ * forward" holds because the write returns only once the record is on disk), and the disk is the
+ * real LSM engine the process-per-replica cluster uses.
  *
  *   FileLog   journal of write(promised, entries) / truncate(through) / stage(chunk) calls; a
  *             truncation that leaves the journal ≥ 4× the state it holds rewrites it as an image
  *             (install the snapshot at the truncation point, then write the entries above it)
- *   FileDisk  journal of level-0 runs and compactions; a compaction rewrites it as one run holding
- *             level 1
+ *   LsmDisk   not a journal: the real LSM engine (SSTables with index blocks, Bloom filters and
+ *             checksums, leveled compaction) in a directory, each flushed run written and synced
  *
- * Opening replays the journal through the same methods, so a reopened object equals the one that
+ * Opening replays the log's journal through the same methods, so a reopened log equals the one that
  * wrote it. Records are [u32 length][u32 CRC-32C][payload]: a record cut short at the end of the
  * file is the unsynced tail of a crash and is dropped (the file is cut back); a whole record whose
  * CRC does not match is corruption and refuses the open with the file's name — never serve state
@@ -32,8 +33,9 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32c } from '../../../dmo/crc32c.ts';
-import { encodeRun, SimDisk } from '../actors/sim-disk.ts';
+import { type DiskLookup, decodeRun, SimDisk } from '../actors/sim-disk.ts';
 import { type DurableEntry, SimLog, type SnapshotChunk } from '../actors/sim-log.ts';
+import { LsmEngine } from '../lsm/lsm-engine.ts';
 import { ClusterStorageError } from './errors.ts';
 
 const HEADER_BYTES = 8;
@@ -275,45 +277,57 @@ export class FileLog extends SimLog {
   }
 }
 
-type DiskRecord = { readonly op: 'level0'; readonly run: Uint8Array } | { readonly op: 'compact' };
+/**
+ * A `SimDisk` that is the real LSM engine (src/apps/rkv/lsm) over a directory: each flushed
+ * memtable run is written as checksummed SSTables (index block, Bloom filter) and made durable
+ * before `writeLevel0` returns; `compactLevel0` runs the engine's leveled compaction (levels
+ * growing by its size ratio) until nothing is due. Lookups read the
+ * engine in LSM order. The engine's directory lock keeps a second process off the files.
+ */
+export class LsmDisk extends SimDisk {
+  readonly #engine: LsmEngine;
 
-/** A `SimDisk` whose level-0 tables and compactions are journaled and fsynced first (see the header). */
-export class FileDisk extends SimDisk {
-  readonly #journal: JournalFile;
-  #replaying = true;
-
-  private constructor(journal: JournalFile) {
+  private constructor(engine: LsmEngine) {
     super({ baseKeys: 0, valueBytes: 0 });
-    this.#journal = journal;
+    this.#engine = engine;
   }
 
-  static open(path: string): FileDisk {
-    const { journal, records } = JournalFile.open(path);
-    const disk = new FileDisk(journal);
-    for (const payload of records) {
-      const record = fromPayload(path, payload) as DiskRecord;
-      if (record.op === 'level0') disk.writeLevel0(record.run);
-      else if (record.op === 'compact') disk.compactLevel0();
-      else throw new ClusterStorageError(path, `unknown record ${JSON.stringify(record).slice(0, 80)}`);
-    }
-    disk.#replaying = false;
-    return disk;
+  /** Opens (or creates) the store in `directory`; LSM errors name the file at fault. */
+  static open(directory: string): LsmDisk {
+    mkdirSync(directory, { recursive: true });
+    // A run is flushed whole by writeLevel0, never by the memtable filling up.
+    return new LsmDisk(LsmEngine.open({ directory, createIfMissing: true, memtableBytes: 1 << 30 }));
+  }
+
+  override get level0Tables(): number {
+    return this.#engine.stats().levels[0]?.tableCount ?? 0;
   }
 
   override writeLevel0(run: Uint8Array): number {
-    if (!this.#replaying) this.#journal.append(toPayload({ op: 'level0', run }));
-    return super.writeLevel0(run);
+    const entries = decodeRun(run);
+    for (const { key, value } of entries) this.#engine.put(key, value);
+    this.#engine.flush();
+    return entries.length;
   }
 
+  /**
+   * Runs the engine's leveled compaction until nothing is due (level 0 into level 1, and on down
+   * the levels as they fill); returns the compaction steps taken. The compaction actor calls it
+   * once level 0 holds its trigger's worth of tables.
+   */
   override compactLevel0(): number {
-    const merged = super.compactLevel0();
-    // Level 0 is empty now: the journal becomes level 1, written as one run and compacted.
-    if (!this.#replaying) {
-      this.#journal.replace([
-        toPayload({ op: 'level0', run: encodeRun(this.levelOne()) }),
-        toPayload({ op: 'compact' }),
-      ]);
-    }
-    return merged;
+    let steps = 0;
+    while (this.#engine.tree.compactionNeeded && this.#engine.maintenanceStep().kind !== 'idle') steps++;
+    return steps;
+  }
+
+  override lookup(key: Uint8Array): DiskLookup {
+    const value = this.#engine.get(key);
+    return value === undefined ? { value: undefined, from: 'none' } : { value, from: 'level-1' };
+  }
+
+  /** Closes the engine (its lock released). */
+  close(): void {
+    this.#engine.close();
   }
 }
