@@ -21,6 +21,7 @@ import { driveRta, RtaClusterClient, rtaClusterSpec } from '../apps/rta/live-clu
 import { rtaWorkload } from '../apps/rta/workload.ts';
 import { ConfigError } from '../errors.ts';
 import type { ClusterSpec } from '../platform/live/cluster/cluster-file.ts';
+import { freeUdpPorts } from '../platform/live/cluster/free-ports.ts';
 import { LocalCluster } from '../platform/live/cluster/launch.ts';
 import { Random } from '../random.ts';
 import {
@@ -80,7 +81,7 @@ async function runPoint(
   dir: string,
 ): Promise<AppOffloadRow[]> {
   const nodeCount = options.app === 'rta' ? 1 : 3;
-  const ports = await freePorts(nodeCount);
+  const ports = await freeUdpPorts(nodeCount);
   const nodes = ports.map((port, id) => ({
     id,
     address: '127.0.0.1',
@@ -250,18 +251,6 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const { createSocket } = await import('node:dgram');
-  const ports: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const socket = createSocket('udp4');
-    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-    ports.push(socket.address().port);
-    await new Promise<void>((resolve) => socket.close(() => resolve()));
-  }
-  return ports;
 }
 
 /** Runs every (packet size, placement) point on live clusters; rows as the simulator's experiment. */

@@ -1,92 +1,126 @@
 /**
- * The showcase's live RKV part: a three-replica cluster of real processes (`cluster up rkv`'s
- * supervisor, a temporary data directory), the paper's workload over the Redis protocol from
- * closed-loop clients on every replica, the leader SIGKILLed mid-run, and the whole client
- * history checked for linearizability at the end — so "no acknowledged write lost, no stale read"
- * is a verdict over every operation, not a spot check.
+ * The showcase's live RKV part: the simulator's RKV actors on three live node processes (one
+ * replica each: consensus and memtable on the node's NIC cores, SSTable reader, compaction and the
+ * durable log on its host core; src/apps/rkv/cluster/actor-cluster.ts), the paper's workload over
+ * the Redis protocol through a RESP front, the leader's node SIGKILLed mid-run and started again
+ * on its files, and the whole client history checked for linearizability at the end — so "no
+ * acknowledged write lost, no stale read" is a verdict over every operation, not a spot check.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../apps/rkv/cluster/actor-backend.ts';
+import { RkvActorConnection, rkvActorClusterSpec } from '../apps/rkv/cluster/actor-cluster.ts';
 import { type RkvLoadResult, runRkvRespLoad } from '../apps/rkv/cluster/resp-load.ts';
-import { ClusterSupervisor } from '../apps/rkv/cluster/supervisor.ts';
+import { type RespServerHandle, startRespServer } from '../apps/rkv/resp/server.ts';
+import { freeUdpPorts } from '../platform/live/cluster/free-ports.ts';
+import { LocalCluster } from '../platform/live/cluster/launch.ts';
 
 export interface RkvLiveShowcaseOptions {
   readonly seed: number;
-  /** Closed-loop clients, dealt over the replicas. Default 9. */
+  /** Closed-loop RESP clients. Default 8. */
   readonly clients?: number;
-  /** Load time. Default 4000 ms. */
+  /** Load time. Default 5000 ms. */
   readonly durationMs?: number;
-  /** When the leader is killed, from the start of the load. Default 1500 ms. */
+  /** When the leader's node is killed, from the start of the load. Default 1500 ms. */
   readonly killAtMs?: number;
   readonly valueBytes?: number;
 }
 
 export interface RkvLiveShowcaseResult {
   readonly seed: number;
+  /** Each node: its process and where its actors run. */
   readonly replicas: readonly {
     readonly replicaId: number;
     readonly pid: number;
-    readonly respPort: number;
+    readonly actors: readonly { readonly name: string; readonly domain: string }[];
   }[];
   readonly electionTimeoutMs: { readonly min: number; readonly max: number };
   readonly firstLeader: number;
   readonly killedAtMs: number;
   readonly newLeader: number;
-  /** From the SIGKILL until a survivor reported leading. */
+  /** From the SIGKILL until a put committed through a survivor. */
   readonly electedAfterMs: number;
+  /** From the SIGKILL until the killed node ran again, set up from its files. */
+  readonly rejoinedAfterMs: number;
   readonly load: RkvLoadResult;
 }
 
-const TIMING = { heartbeatMs: 50, electionTimeoutMinMs: 400, electionTimeoutMaxMs: 800 } as const;
+const ELECTION_TIMEOUT_MS = 400;
 
 export async function runRkvLiveShowcase(options: RkvLiveShowcaseOptions): Promise<RkvLiveShowcaseResult> {
-  const durationMs = options.durationMs ?? 4_000;
+  const durationMs = options.durationMs ?? 5_000;
   const killAtMs = options.killAtMs ?? 1_500;
-  const dataDir = mkdtempSync(join(tmpdir(), 'ipipe-showcase-rkv-'));
-  let supervisor: ClusterSupervisor | null = null;
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-showcase-rkv-'));
+  const ports = await freeUdpPorts(3);
+  const spec = rkvActorClusterSpec(
+    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
+    { durable: true },
+  );
+  const file = join(dir, 'cluster.json');
+  writeFileSync(file, JSON.stringify(spec));
+  let cluster: LocalCluster | undefined;
+  let connection: RkvActorConnection | undefined;
+  let front: RespServerHandle | undefined;
   try {
-    supervisor = await ClusterSupervisor.start({
-      replicas: 3,
-      shards: 1,
-      dataDir,
-      respPort: 0,
-      seed: options.seed,
-      timing: TIMING,
-      requestTimeoutMs: 4_000,
+    cluster = await LocalCluster.launch({ file, spec });
+    const nodes = cluster;
+    connection = await RkvActorConnection.connect(spec);
+    await connection.setup({
+      heartbeatMs: ELECTION_TIMEOUT_MS / 10,
+      electionTimeoutMs: ELECTION_TIMEOUT_MS,
+      leader: options.seed % 3,
+      dataDir: join(dir, 'data'),
     });
-    const running = supervisor;
-    const firstLeader = await running.waitForLeader(0);
-    const replicas = running.replicas().map(({ replicaId, pid, respPort }) => ({ replicaId, pid, respPort }));
+    front = await startRespServer({
+      port: 0,
+      backend: new ActorKvBackend(connection, { firstClientId: 1 }),
+      limits: ACTOR_RESP_LIMITS,
+    });
+    const probe = connection.client(10_000);
+    const probeKey = new TextEncoder().encode('showcase-probe..');
+    await probe.put(probeKey, new TextEncoder().encode('0'));
+    const firstLeader = probe.leader;
+    const replicas = nodes.nodes.map((node) => ({
+      replicaId: node.nodeId,
+      pid: node.pid,
+      actors: node.banner.actors.map((actor) => ({ name: actor.name, domain: actor.domain })),
+    }));
     const loading = runRkvRespLoad({
-      ports: replicas.map((replica) => replica.respPort),
-      clients: options.clients ?? 9,
+      ports: [front.address.port],
+      clients: options.clients ?? 8,
       durationMs,
       warmupMs: 0,
       valueBytes: options.valueBytes ?? 256,
       seed: options.seed,
-      timeoutMs: 4_000,
+      timeoutMs: 8_000,
     });
     const started = performance.now();
     await new Promise((wake) => setTimeout(wake, killAtMs));
     const killedAt = performance.now();
-    await running.kill(firstLeader, 'SIGKILL');
-    const newLeader = await running.waitForLeader(0, 20_000);
+    await nodes.kill(firstLeader);
+    await probe.put(probeKey, new TextEncoder().encode('1'), 20_000);
     const electedAfterMs = performance.now() - killedAt;
+    await nodes.start(firstLeader);
+    await connection.restartReplica(firstLeader);
+    const rejoinedAfterMs = performance.now() - killedAt;
     const load = await loading;
     return {
       seed: options.seed,
       replicas,
-      electionTimeoutMs: { min: TIMING.electionTimeoutMinMs, max: TIMING.electionTimeoutMaxMs },
+      electionTimeoutMs: { min: ELECTION_TIMEOUT_MS, max: 2 * ELECTION_TIMEOUT_MS },
       firstLeader,
       killedAtMs: killedAt - started,
-      newLeader,
+      newLeader: probe.leader,
       electedAfterMs,
+      rejoinedAfterMs,
       load,
     };
   } finally {
-    await supervisor?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await front?.close({ timeoutMs: 500 });
+    await connection?.close();
+    await cluster?.stopAll();
+    rmSync(dir, { recursive: true, force: true });
   }
 }

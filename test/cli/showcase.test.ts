@@ -1,8 +1,9 @@
 /**
  * `npm start` (ipipe showcase): every part runs and holds its promise — the simulated
  * walkthrough answers every request, the live node answers every request exactly once while
- * actors migrate, with each migration's phases reported, and the live RKV cluster elects a new
- * leader after its leader is killed with the client history still linearizable.
+ * actors migrate, with each migration's phases reported, and RKV's actors on live nodes (consensus
+ * and memtable on NIC cores) elect a new leader after the leader's node is killed, the node comes
+ * back from its files, and the client history is still linearizable.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -38,7 +39,11 @@ interface ShowcaseDocument {
     readonly migrations: readonly { readonly name: string; readonly phasesMs: Record<string, number> }[];
   };
   readonly rkv: {
-    readonly replicas: readonly { readonly pid: number }[];
+    readonly replicas: readonly {
+      readonly pid: number;
+      readonly actors: readonly { readonly name: string; readonly domain: string }[];
+    }[];
+    readonly rejoinedAfterMs: number;
     readonly firstLeader: number;
     readonly newLeader: number;
     readonly electedAfterMs: number;
@@ -96,6 +101,19 @@ test('showcase --json: the simulated and the live half, nothing lost in either',
   assert.equal(rkv.replicas.length, 3);
   assert.notEqual(rkv.newLeader, rkv.firstLeader, 'a survivor leads after the kill');
   assert.ok(rkv.electedAfterMs > 0 && rkv.electedAfterMs < 20_000);
+  assert.ok(rkv.rejoinedAfterMs > rkv.electedAfterMs, 'the killed node ran again after the election');
+  for (const replica of rkv.replicas) {
+    const domains = Object.fromEntries(
+      replica.actors.map((actor) => [actor.name.replace(/-\d+$/, ''), actor.domain]),
+    );
+    assert.deepEqual(domains, {
+      'rkv-consensus': 'nic',
+      'rkv-memtable': 'nic',
+      'rkv-sstable': 'host',
+      'rkv-compaction': 'host',
+      'rkv-log': 'host',
+    });
+  }
   assert.ok(rkv.load.answered > 100, `only ${rkv.load.answered} RKV operations answered`);
   assert.equal(
     rkv.load.timeline.answered.reduce((a, b) => a + b, 0),

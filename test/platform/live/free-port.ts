@@ -1,14 +1,7 @@
-/**
- * A UDP port free right now on loopback (bound and released; a node binds it a moment later — a
- * tiny race, fine on a test machine). Shared by the tests that start live nodes on chosen ports.
- */
+/** One free UDP port on loopback (src's freeUdpPorts), for the tests that start live nodes. */
 
-import dgram from 'node:dgram';
+import { freeUdpPorts } from '../../../src/platform/live/cluster/free-ports.ts';
 
 export async function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
+  return (await freeUdpPorts(1))[0] as number;
 }
