@@ -282,6 +282,29 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
       assert.equal(status.code, 0, `every replica runs again: ${status.stdout}`);
       for (let i = 20; i < 30; i++) assert.equal(await client.command('SET', `k${i}`, `v${i}`), 'OK');
       for (let i = 0; i < 30; i += 7) assert.equal(await client.command('GET', `k${i}`), `v${i}`);
+      // The paper's workload through the same front (load-rkv.ts finds it in the state file).
+      const load = await inProcess([
+        'load',
+        '--app',
+        'rkv',
+        '--data-dir',
+        dataDir,
+        '--duration',
+        '1s',
+        '--warmup',
+        '0',
+        '--closed',
+        '4',
+        '--keys',
+        '64',
+        '--gets',
+        '0.5',
+        '--json',
+      ]);
+      assert.equal(load.code, 0, load.stderr);
+      const report = JSON.parse(load.stdout) as { set: { count: number }; check: { verdict: string } };
+      assert.ok(report.set.count > 0);
+      assert.equal(report.check.verdict, 'linearizable');
     } finally {
       client.close();
     }
