@@ -113,6 +113,30 @@ async function inProcess(args: string[]): Promise<{ code: number; stdout: string
   }
 }
 
+/** `load --app rkv --json` for a second against the cluster in `dataDir`, keys shared (64 of them). */
+function loadRkv(dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return inProcess([
+    'load',
+    '--app',
+    'rkv',
+    '--data-dir',
+    dataDir,
+    '--duration',
+    '1s',
+    '--warmup',
+    '0',
+    '--closed',
+    '4',
+    '--keys',
+    '64',
+    '--gets',
+    '0.5',
+    '--seed',
+    String(seed),
+    '--json',
+  ]);
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -171,26 +195,7 @@ test('cluster up prints the table and serves RESP; cluster status and cluster do
     );
 
     // The paper's workload over RESP, checked (load-rkv.ts); a small key space so keys are shared.
-    const load = await inProcess([
-      'load',
-      '--app',
-      'rkv',
-      '--data-dir',
-      dataDir,
-      '--duration',
-      '1s',
-      '--warmup',
-      '0',
-      '--closed',
-      '4',
-      '--keys',
-      '64',
-      '--gets',
-      '0.5',
-      '--seed',
-      String(seed),
-      '--json',
-    ]);
+    const load = await loadRkv(dataDir);
     assert.equal(load.code, 0, load.stderr);
     const report = JSON.parse(load.stdout) as {
       app: string;
@@ -283,24 +288,7 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
       for (let i = 20; i < 30; i++) assert.equal(await client.command('SET', `k${i}`, `v${i}`), 'OK');
       for (let i = 0; i < 30; i += 7) assert.equal(await client.command('GET', `k${i}`), `v${i}`);
       // The paper's workload through the same front (load-rkv.ts finds it in the state file).
-      const load = await inProcess([
-        'load',
-        '--app',
-        'rkv',
-        '--data-dir',
-        dataDir,
-        '--duration',
-        '1s',
-        '--warmup',
-        '0',
-        '--closed',
-        '4',
-        '--keys',
-        '64',
-        '--gets',
-        '0.5',
-        '--json',
-      ]);
+      const load = await loadRkv(dataDir);
       assert.equal(load.code, 0, load.stderr);
       const report = JSON.parse(load.stdout) as { set: { count: number }; check: { verdict: string } };
       assert.ok(report.set.count > 0);
