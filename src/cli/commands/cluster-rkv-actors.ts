@@ -9,14 +9,34 @@
  * Runs until SIGINT (exit 130) or SIGTERM (0).
  */
 
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../apps/rkv/cluster/actor-backend.ts';
-import { RkvActorConnection, rkvActorClusterSpec } from '../../apps/rkv/cluster/actor-cluster.ts';
-import { ClusterDataDirInUseError } from '../../apps/rkv/cluster/errors.ts';
-import { type ClusterStateFile, processAlive, readClusterState } from '../../apps/rkv/cluster/supervisor.ts';
-import { startRespServer } from '../../apps/rkv/resp/server.ts';
-import { ClusterStartError, IpipeError } from '../../errors.ts';
+import {
+  RkvActorConnection,
+  rkvActorClusterSpec,
+  rkvActorStorageNames,
+} from '../../apps/rkv/cluster/actor-cluster.ts';
+import { ClusterDataDirInUseError, ClusterOptionsError } from '../../apps/rkv/cluster/errors.ts';
+import {
+  ACTOR_SHAPE_FILE,
+  type ClusterStateFile,
+  PROCESS_SHAPE_FILE,
+  processAlive,
+  readClusterState,
+} from '../../apps/rkv/cluster/supervisor.ts';
+import { type RespServerHandle, startRespServer } from '../../apps/rkv/resp/server.ts';
+import { ClusterStartError, ConfigError, IpipeError } from '../../errors.ts';
 import { LocalCluster } from '../../platform/live/cluster/launch.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 
@@ -34,6 +54,59 @@ export interface RkvActorClusterUpOptions {
 }
 
 const STATE_FILE = 'cluster-state.json';
+/** Counts the fronts started on a directory: each takes client ids no earlier one used. */
+const CLIENT_EPOCH_FILE = 'front-epoch';
+/** Client ids per front (its pool of 64, with room). */
+const CLIENT_IDS_PER_FRONT = 1024;
+
+/**
+ * Refuses a directory made with another group size (changing the group without a reconfiguration
+ * protocol could leave out every replica holding a chosen value) or holding the process-per-replica
+ * cluster; records the size on first use.
+ */
+function checkShape(dataDir: string, replicas: number): void {
+  if (existsSync(join(dataDir, PROCESS_SHAPE_FILE))) {
+    throw new ClusterOptionsError(
+      `${dataDir} holds the process-per-replica RKV cluster (cluster up rkv without --actors); use another --data-dir`,
+    );
+  }
+  const path = join(dataDir, ACTOR_SHAPE_FILE);
+  if (existsSync(path)) {
+    const shape = JSON.parse(readFileSync(path, 'utf8')) as { replicas?: unknown };
+    if (shape.replicas !== replicas) {
+      throw new ClusterOptionsError(
+        `${dataDir} was made with --replicas ${String(shape.replicas)}; start it with the same number (RKV has no ` +
+          'membership change) or use a fresh --data-dir',
+      );
+    }
+    return;
+  }
+  writeFileSync(path, `${JSON.stringify({ schemaVersion: 1, replicas }, null, 2)}\n`);
+}
+
+/**
+ * The first client id of this front: the replicas' session tables are durable, so a front that
+ * reused an earlier front's ids would have its first puts taken for duplicates (acknowledged, not
+ * applied). The epoch file is bumped and synced before any id is used.
+ */
+function nextClientIdBase(dataDir: string): number {
+  const path = join(dataDir, CLIENT_EPOCH_FILE);
+  const previous = existsSync(path) ? Number(readFileSync(path, 'utf8').trim()) : 0;
+  if (!(Number.isSafeInteger(previous) && previous >= 0)) {
+    throw new ClusterOptionsError(
+      `${path} holds "${readFileSync(path, 'utf8').trim()}", not a count; restore it or remove the directory`,
+    );
+  }
+  const epoch = previous + 1;
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, `${epoch}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return epoch * CLIENT_IDS_PER_FRONT + 1;
+}
 const CLUSTER_FILE = 'actor-cluster.json';
 
 export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions): Promise<number> {
@@ -46,6 +119,24 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       process.stderr.write(`ipipe: ${error.message} [${error.code}]\n`);
       return 3;
     }
+  }
+  // What the directory is and was: refused before any process starts.
+  let firstClientId: number;
+  try {
+    if (options.replicas < 2) {
+      throw new ClusterOptionsError(
+        '--actors needs --replicas 2 or more: a lone replica never holds a read lease (it needs a peer to acknowledge it)',
+      );
+    }
+    checkShape(dataDir, options.replicas);
+    for (let replica = 0; replica < options.replicas; replica++) rkvActorStorageNames(dataDir, replica);
+    firstClientId = nextClientIdBase(dataDir);
+  } catch (error) {
+    if (error instanceof ClusterOptionsError || error instanceof ConfigError) {
+      process.stderr.write(`ipipe: ${error.message} [${error.code}]\n`);
+      return 2;
+    }
+    throw error;
   }
   const spec = rkvActorClusterSpec(
     {
@@ -75,6 +166,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
   }
   const connection = await RkvActorConnection.connect(spec);
   const heartbeatMs = Math.max(1, Math.floor(options.electionTimeoutMs / 10));
+  let server: RespServerHandle;
   try {
     await connection.setup({
       heartbeatMs,
@@ -82,6 +174,8 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       leader: options.seed % options.replicas,
       dataDir,
     });
+    const backend = new ActorKvBackend(connection, { firstClientId });
+    server = await startRespServer({ port: options.respPort, backend, limits: ACTOR_RESP_LIMITS });
   } catch (error) {
     await connection.close();
     await cluster.stopAll();
@@ -91,8 +185,6 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
     }
     throw error;
   }
-  const backend = new ActorKvBackend(connection);
-  const server = await startRespServer({ port: options.respPort, backend, limits: ACTOR_RESP_LIMITS });
   const respPort = server.address.port;
   const startedAt = new Date().toISOString();
   /** The state file `load --app rkv`, `cluster status` and `cluster down` read (again after a respawn). */
@@ -157,12 +249,20 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
         if (stopping) return;
         try {
           await cluster.start(nodeId);
-          await connection.restartReplica(nodeId);
-          writeState();
-          process.stderr.write(`ipipe: replica ${nodeId} restarted from its files and set up again\n`);
-          watch(nodeId);
         } catch (error) {
-          process.stderr.write(`ipipe: replica ${nodeId} did not come back: ${(error as Error).message}\n`);
+          process.stderr.write(`ipipe: node ${nodeId} did not start again: ${(error as Error).message}\n`);
+          return;
+        }
+        // The new process is watched and recorded before its setup, which may still fail.
+        writeState();
+        watch(nodeId);
+        try {
+          await connection.restartReplica(nodeId);
+          process.stderr.write(`ipipe: replica ${nodeId} restarted from its files and set up again\n`);
+        } catch (error) {
+          process.stderr.write(
+            `ipipe: replica ${nodeId} runs but was not set up: ${(error as Error).message}\n`,
+          );
         }
       });
     };

@@ -31,8 +31,13 @@ export const ACTOR_RESP_LIMITS: RespLimitsInput = {
 export interface ActorKvBackendOptions {
   /** Clients in the pool: commands in flight at once (default 64). */
   readonly clients?: number;
-  /** The first client id (ids must be unique for the cluster's lifetime; default 1). */
-  readonly firstClientId?: number;
+  /**
+   * The first of the pool's client ids. Ids must never repeat over the cluster's lifetime — the
+   * replicas' session tables are durable, and a reused id's first puts would be taken for
+   * duplicates: acknowledged, not applied. A front started again on the same cluster takes ids no
+   * earlier front used (`cluster up rkv --actors` counts fronts in the data directory).
+   */
+  readonly firstClientId: number;
   /** How long a command may look for a leader before `-TRYAGAIN` (default 5000 ms). */
   readonly giveUpMs?: number;
 }
@@ -46,10 +51,10 @@ export class ActorKvBackend implements KvBackend {
   readonly #tails = new Map<string, Promise<unknown>>();
   #leader = 0;
 
-  constructor(connection: RkvActorConnection, options: ActorKvBackendOptions = {}) {
+  constructor(connection: RkvActorConnection, options: ActorKvBackendOptions) {
     this.#connection = connection;
     this.#giveUpMs = options.giveUpMs ?? 5_000;
-    const first = options.firstClientId ?? 1;
+    const first = options.firstClientId;
     for (let i = 0; i < (options.clients ?? 64); i++) this.#idle.push(connection.client(first + i));
   }
 

@@ -24,6 +24,7 @@ import { ConfigError, ExperimentSetupError } from '../../../errors.ts';
 import { type ClusterSpec, parseClusterSpec } from '../../../platform/live/cluster/cluster-file.ts';
 import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../../platform/live/net/client.ts';
+import { RemoteError } from '../../../platform/live/net/errors.ts';
 import { MAX_NAME_BYTES, MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
@@ -66,8 +67,9 @@ export function rkvActorClusterSpec(
   options: { readonly durable?: boolean } = {},
 ): ClusterSpec {
   const count = layout.nodes.length;
-  if (!(count >= 1 && count <= MAX_REPLICAS)) {
-    throw new ConfigError('nodes', `an RKV group needs 1 to ${MAX_REPLICAS} nodes, got ${count}`);
+  // One replica alone never holds a read lease (a lease needs another replica's heartbeat ack).
+  if (!(count >= 2 && count <= MAX_REPLICAS)) {
+    throw new ConfigError('nodes', `an RKV group needs 2 to ${MAX_REPLICAS} nodes, got ${count}`);
   }
   const exports: Record<RkvActorRole, string> = {
     consensus: 'liveRkvConsensus',
@@ -98,6 +100,29 @@ export function rkvActorClusterSpec(
     nodes: layout.nodes.map((node) => ({ ...node, hostCores: 1, maxFrameBytes: RKV_ACTOR_FRAME_BYTES })),
     actors,
   });
+}
+
+/**
+ * The storage names replica `replica` is set up with under `dataDir`: `file:<dir>/lsm` (its LSM
+ * store) and `file:<dir>/log.journal` (its durable log), `<dir>` = `<dataDir>/replica-<r>`, relative
+ * to this process's working directory when that is shorter (the nodes inherit it). Throws
+ * ConfigError when a name does not fit a setup message's name field.
+ */
+export function rkvActorStorageNames(dataDir: string, replica: number): { disk: string; log: string } {
+  const absolute = resolve(dataDir, `replica-${replica}`);
+  const relativePath = relative(process.cwd(), absolute);
+  const dir =
+    relativePath.length < absolute.length && !relativePath.startsWith('..') ? relativePath : absolute;
+  const names = { disk: `file:${join(dir, 'lsm')}`, log: `file:${join(dir, 'log.journal')}` };
+  for (const name of Object.values(names)) {
+    if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+      throw new ConfigError(
+        'dataDir',
+        `the storage name "${name}" is longer than the ${MAX_NAME_BYTES} bytes a setup message carries; use a shorter data directory path`,
+      );
+    }
+  }
+  return names;
 }
 
 /** The protocol's timing and the memtable's size, in wall-clock terms. */
@@ -158,7 +183,12 @@ export class RkvActorConnection {
     return new RkvActorConnection(spec, clients, timeoutMs, retries);
   }
 
-  /** Sends `message` to `replica`'s `role` actor; undefined when no answer came. */
+  /**
+   * Sends `message` to `replica`'s `role` actor; undefined when no answer came in time (a dead or
+   * cut-off node). An error reply from the node (a handler that threw — e.g. a damaged storage
+   * file — or a node refusing work) rejects with its `RemoteError`, so it is not mistaken for
+   * silence.
+   */
   async ask(role: RkvActorRole, replica: number, message: RkvMessage): Promise<RkvMessage | undefined> {
     const name = rkvActorName(role, replica);
     const entry = this.spec.actors.find((actor) => actor.name === name);
@@ -166,7 +196,8 @@ export class RkvActorConnection {
     const client = this.#clients.get(entry.node) as IpipeClient;
     try {
       return await client.call(entry.id as number, rkvMessages, rkvMessages, message);
-    } catch {
+    } catch (error) {
+      if (error instanceof RemoteError) throw error;
       return undefined;
     }
   }
@@ -207,21 +238,9 @@ export class RkvActorConnection {
 
   /** Storage names for replica r: files under the data directory, or memory. */
   #storage(replica: number, setup: RkvActorClusterSetup): { disk: string; log: string } {
-    if (setup.dataDir === undefined) return { disk: `rkv-live-disk-${replica}`, log: '' };
-    const absolute = resolve(setup.dataDir, `replica-${replica}`);
-    const relativePath = relative(process.cwd(), absolute);
-    const dir =
-      relativePath.length < absolute.length && !relativePath.startsWith('..') ? relativePath : absolute;
-    const names = { disk: `file:${join(dir, 'lsm')}`, log: `file:${join(dir, 'log.journal')}` };
-    for (const name of Object.values(names)) {
-      if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
-        throw new ConfigError(
-          'dataDir',
-          `the storage name "${name}" is longer than the ${MAX_NAME_BYTES} bytes a setup message carries; use a shorter data directory path`,
-        );
-      }
-    }
-    return names;
+    return setup.dataDir === undefined
+      ? { disk: `rkv-live-disk-${replica}`, log: '' }
+      : rkvActorStorageNames(setup.dataDir, replica);
   }
 
   async #setupStorage(r: number, setup: RkvActorClusterSetup): Promise<void> {
@@ -269,7 +288,14 @@ export class RkvActorConnection {
   async #expectReady(role: RkvActorRole, replica: number, message: RkvMessage): Promise<void> {
     let answer: RkvMessage | undefined;
     for (let attempt = 0; attempt < 20 && answer === undefined; attempt++) {
-      answer = await this.ask(role, replica, message);
+      try {
+        answer = await this.ask(role, replica, message);
+      } catch (error) {
+        throw new ExperimentSetupError(
+          rkvActorName(role, replica),
+          `its setup failed on the node: ${(error as RemoteError).remoteMessage} [${(error as RemoteError).remoteCode}]`,
+        );
+      }
     }
     if (answer?.type !== 'ready') {
       throw new ExperimentSetupError(
@@ -335,7 +361,10 @@ export class RkvActorClient {
     return this.#leader;
   }
 
-  /** Writes; resolves once committed and applied at the leader (its log slot). */
+  /**
+   * Writes; resolves once committed and applied at the leader, with its log slot — or 0 when a
+   * retry was answered from the session table (the first attempt was applied, its answer lost).
+   */
   async put(key: Uint8Array, value: Uint8Array, giveUpMs = 10_000): Promise<number> {
     const message: RkvMessage = { type: 'put', clientId: this.clientId, seq: ++this.#seq, key, value };
     const answer = await this.#command(message, 'put-ok', giveUpMs);
@@ -356,7 +385,15 @@ export class RkvActorClient {
       const deadline = performance.now() + giveUpMs;
       const replicas = this.#connection.replicas;
       while (performance.now() < deadline) {
-        const answer = await this.#connection.ask('consensus', this.#leader, message);
+        let answer: RkvMessage | undefined;
+        try {
+          answer = await this.#connection.ask('consensus', this.#leader, message);
+        } catch {
+          // The node refused the request (overloaded, stopping): back off, then the next replica.
+          this.#leader = (this.#leader + 1) % replicas;
+          await new Promise((wake) => setTimeout(wake, 25));
+          continue;
+        }
         if (answer?.type === expect) return answer;
         if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== this.#leader) {
           this.#leader = answer.leader;

@@ -82,8 +82,7 @@ export class ClusterStorageError extends IpipeError {
     super(
       'IPIPE_ERR_CLUSTER_STORAGE',
       `${path}: ${why}; restore the file from a backup — do not start the replica without it: a durable ` +
-        'log that forgets promises it made can break consensus safety (an SSTable journal may be moved aside: ' +
-        "the log's snapshot refills it)",
+        'log that forgets promises it made can break consensus safety',
       options,
     );
     this.path = path;

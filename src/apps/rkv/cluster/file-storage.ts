@@ -13,10 +13,10 @@
  *             checksums, leveled compaction) in a directory, each flushed run written and synced
  *
  * Opening replays the log's journal through the same methods, so a reopened log equals the one that
- * wrote it. Records are [u32 length][u32 CRC-32C][payload]: a record cut short at the end of the
- * file is the unsynced tail of a crash and is dropped (the file is cut back); a whole record whose
- * CRC does not match is corruption and refuses the open with the file's name — never serve state
- * from a damaged log. Payloads are JSON (bytes as base64): these files are small and readable,
+ * wrote it. Records are [u32 length][u32 CRC-32C of the length][u32 CRC-32C of the payload]
+ * [payload]: a last record that is incomplete is the unsynced tail of a crash and is cut off
+ * (`scanJournal` says exactly when); any other record that does not check out is damage and
+ * refuses the open with the file's name — never serve state from a damaged log. Payloads are JSON (bytes as base64): these files are small and readable,
  * not fast. One writer per file: the node's host core that runs the actor (one per node).
  */
 
@@ -38,13 +38,58 @@ import { type DurableEntry, SimLog, type SnapshotChunk } from '../actors/sim-log
 import { LsmEngine } from '../lsm/lsm-engine.ts';
 import { ClusterStorageError } from './errors.ts';
 
-const HEADER_BYTES = 8;
+/** [u32 length][u32 CRC-32C of the length][u32 CRC-32C of the payload], then the payload. */
+const HEADER_BYTES = 12;
+/** No record is larger: a length beyond it is damage, not a record. */
+const MAX_RECORD_BYTES = 256 << 20;
+
+/** What scanning a journal's bytes found: the whole records, and where the good part ends. */
+interface Scan {
+  readonly records: Uint8Array[];
+  /** Bytes up to the end of the last whole record. */
+  readonly end: number;
+}
+
+/**
+ * Splits a journal into records. Every record is fsynced before the next is written, so only the
+ * LAST one can be incomplete after a crash: a header cut short, an all-zero remainder (the file
+ * grew but its data never reached the disk), or a last record whose payload runs past the end or
+ * fails its checksum are a torn tail, cut off. Anything else that does not check out — a header
+ * whose own checksum fails, a bad record followed by more bytes — is damage, and refuses the open.
+ */
+function scanJournal(path: string, content: Uint8Array): Scan {
+  const view = new DataView(content.buffer, content.byteOffset, content.byteLength);
+  const records: Uint8Array[] = [];
+  let at = 0;
+  const damaged = (why: string): never => {
+    throw new ClusterStorageError(path, `the record at byte ${at} ${why}: the file is damaged`);
+  };
+  while (at < content.length) {
+    const rest = content.subarray(at);
+    if (rest.length < HEADER_BYTES || rest.every((byte) => byte === 0)) break; // torn tail
+    const length = view.getUint32(at, true);
+    if (crc32c(content, at, at + 4) !== view.getUint32(at + 4, true)) damaged('fails its header checksum');
+    if (length > MAX_RECORD_BYTES) damaged(`claims ${length} bytes`);
+    const end = at + HEADER_BYTES + length;
+    if (end > content.length) break; // torn tail: the header reached the disk, not all the payload
+    const payload = content.subarray(at + HEADER_BYTES, end);
+    if (crc32c(payload) !== view.getUint32(at + 8, true)) {
+      if (end === content.length) break; // the last record, written only in part
+      damaged('fails its payload checksum');
+    }
+    records.push(payload);
+    at = end;
+  }
+  return { records, end: at };
+}
 
 /** An append-only file of checksummed records (see the header). */
 class JournalFile {
   readonly path: string;
   #fd: number;
   #bytes: number;
+  /** Set when a rewrite failed half-way: the file descriptor may name an unlinked file. */
+  #broken: Error | undefined;
 
   private constructor(path: string, fd: number, bytes: number) {
     this.path = path;
@@ -54,31 +99,19 @@ class JournalFile {
 
   /** Opens (creating) the journal; returns it with the payloads of its whole records. */
   static open(path: string): { journal: JournalFile; records: Uint8Array[] } {
+    const created = !existsSync(path);
     mkdirSync(dirname(path), { recursive: true });
-    const content = existsSync(path) ? new Uint8Array(readFileSync(path)) : new Uint8Array(0);
-    const view = new DataView(content.buffer, content.byteOffset, content.byteLength);
-    const records: Uint8Array[] = [];
-    let at = 0;
-    while (at + HEADER_BYTES <= content.length) {
-      const length = view.getUint32(at, true);
-      if (at + HEADER_BYTES + length > content.length) break; // torn tail
-      const payload = content.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
-      if (crc32c(payload) !== view.getUint32(at + 4, true)) {
-        throw new ClusterStorageError(
-          path,
-          `record at byte ${at} fails its CRC-32C check: the file is damaged`,
-        );
-      }
-      records.push(payload);
-      at += HEADER_BYTES + length;
-    }
+    const content = created ? new Uint8Array(0) : new Uint8Array(readFileSync(path));
+    const { records, end } = scanJournal(path, content);
     const fd = JournalFile.#openFd(path, 'a');
-    if (at < content.length) {
+    if (end < content.length) {
       // The unsynced tail of a crash: cut it so the next record starts on a boundary.
-      ftruncateSync(fd, at);
+      ftruncateSync(fd, end);
       fsyncSync(fd);
     }
-    return { journal: new JournalFile(path, fd, at), records };
+    // A new file's name must survive a power loss too.
+    if (created) fsyncDirectory(path);
+    return { journal: new JournalFile(path, fd, end), records };
   }
 
   static #openFd(path: string, flags: string): number {
@@ -95,6 +128,7 @@ class JournalFile {
 
   /** Appends one record and fsyncs: durable when this returns. */
   append(payload: Uint8Array): void {
+    this.#checkUsable();
     const record = frame(payload);
     try {
       writeSync(this.#fd, record);
@@ -107,9 +141,15 @@ class JournalFile {
     this.#bytes += record.length;
   }
 
-  /** Replaces the whole journal with `payloads`, atomically and durably (temp file, fsync, rename). */
+  /**
+   * Replaces the whole journal with `payloads`, atomically and durably (temp file, fsync, rename,
+   * directory fsync). A failure after the rename leaves the journal refusing every later write:
+   * its descriptor might name the unlinked old file, where appends would be lost.
+   */
   replace(payloads: readonly Uint8Array[]): void {
+    this.#checkUsable();
     const temporary = `${this.path}.tmp`;
+    let renamed = false;
     try {
       const fd = openSync(temporary, 'w');
       let bytes = 0;
@@ -121,17 +161,32 @@ class JournalFile {
       fsyncSync(fd);
       closeSync(fd);
       renameSync(temporary, this.path);
-      const directory = openSync(dirname(this.path), 'r');
-      fsyncSync(directory);
-      closeSync(directory);
-      closeSync(this.#fd);
+      renamed = true;
+      const old = this.#fd;
       this.#fd = openSync(this.path, 'a');
+      closeSync(old);
+      fsyncDirectory(this.path);
       this.#bytes = bytes;
     } catch (error) {
-      throw new ClusterStorageError(this.path, `cannot rewrite (${(error as Error).message})`, {
+      const failure = new ClusterStorageError(this.path, `cannot rewrite (${(error as Error).message})`, {
         cause: error,
       });
+      if (renamed) this.#broken = failure;
+      throw failure;
     }
+  }
+
+  #checkUsable(): void {
+    if (this.#broken !== undefined) throw this.#broken;
+  }
+}
+
+function fsyncDirectory(path: string): void {
+  const directory = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(directory);
+  } finally {
+    closeSync(directory);
   }
 }
 
@@ -139,7 +194,8 @@ function frame(payload: Uint8Array): Uint8Array {
   const record = new Uint8Array(HEADER_BYTES + payload.length);
   const view = new DataView(record.buffer);
   view.setUint32(0, payload.length, true);
-  view.setUint32(4, crc32c(payload), true);
+  view.setUint32(4, crc32c(record, 0, 4), true);
+  view.setUint32(8, crc32c(payload), true);
   record.set(payload, HEADER_BYTES);
   return record;
 }
@@ -192,16 +248,26 @@ const LOG_REWRITE_MIN_BYTES = 1 << 20;
 export class FileLog extends SimLog {
   readonly #journal: JournalFile;
   #replaying = true;
+  /** Chunks were staged and the switch has not happened: a rewrite now would lose them on disk. */
+  #staging = false;
+  /** The state's encoded size at the last look: the next look waits for the journal to outgrow it. */
+  #stateBytes = 0;
 
-  private constructor(journal: JournalFile) {
+  readonly #rewriteMinBytes: number;
+
+  private constructor(journal: JournalFile, rewriteMinBytes: number) {
     super();
     this.#journal = journal;
+    this.#rewriteMinBytes = rewriteMinBytes;
   }
 
-  /** Opens the log at `path`, replaying its journal. ClusterStorageError if it is damaged. */
-  static open(path: string): FileLog {
+  /**
+   * Opens the log at `path`, replaying its journal. ClusterStorageError if it is damaged.
+   * `rewriteMinBytes`: the journal is never rewritten below this size (default 1 MiB).
+   */
+  static open(path: string, options: { readonly rewriteMinBytes?: number } = {}): FileLog {
     const { journal, records } = JournalFile.open(path);
-    const log = new FileLog(journal);
+    const log = new FileLog(journal, options.rewriteMinBytes ?? LOG_REWRITE_MIN_BYTES);
     for (const payload of records) log.#apply(path, fromPayload(path, payload) as LogRecord);
     log.#replaying = false;
     return log;
@@ -230,7 +296,10 @@ export class FileLog extends SimLog {
     content: SnapshotChunk,
   ): { readonly items: number; readonly sessions: number } | undefined {
     this.#record({ op: 'stage', slot, chunk, chunks, content });
-    return super.stage(slot, chunk, chunks, content);
+    const installed = super.stage(slot, chunk, chunks, content);
+    // A refused chunk (slot at or below the truncation point) stages nothing.
+    if (slot > this.truncated || installed !== undefined) this.#staging = installed === undefined;
+    return installed;
   }
 
   #record(record: LogRecord): void {
@@ -245,9 +314,11 @@ export class FileLog extends SimLog {
       case 'truncate':
         super.truncate(record.through);
         return;
-      case 'stage':
-        super.stage(record.slot, record.chunk, record.chunks, record.content);
+      case 'stage': {
+        const installed = super.stage(record.slot, record.chunk, record.chunks, record.content);
+        if (record.slot > this.truncated || installed !== undefined) this.#staging = installed === undefined;
         return;
+      }
       default:
         throw new ClusterStorageError(path, `unknown record ${JSON.stringify(record).slice(0, 80)}`);
     }
@@ -255,13 +326,20 @@ export class FileLog extends SimLog {
 
   /**
    * The journal as the few records that rebuild today's state: the snapshot installed at the
-   * truncation point, then the promise and the entries above it. A transfer being staged is left
-   * out — after a crash it is fetched again, as after a crash mid-transfer.
+   * truncation point, then the promise and the entries above it. No rewrite happens while chunks
+   * are staged: the image has no place for them, and they must survive a crash until the switch.
    */
   #maybeRewrite(): void {
+    // Cheap checks first: encoding the state costs as much as the state is big.
+    if (
+      this.#staging ||
+      this.#journal.bytes < Math.max(this.#rewriteMinBytes, LOG_REWRITE_FACTOR * this.#stateBytes)
+    ) {
+      return;
+    }
     const state = this.read();
-    const stateBytes = toPayload(state).length;
-    if (this.#journal.bytes < Math.max(LOG_REWRITE_MIN_BYTES, LOG_REWRITE_FACTOR * stateBytes)) return;
+    this.#stateBytes = toPayload(state).length;
+    if (this.#journal.bytes < LOG_REWRITE_FACTOR * this.#stateBytes) return;
     const records: LogRecord[] = [];
     if (state.truncated > 0) {
       records.push({
@@ -326,8 +404,8 @@ export class LsmDisk extends SimDisk {
     return value === undefined ? { value: undefined, from: 'none' } : { value, from: 'level-1' };
   }
 
-  /** Closes the engine (its lock released). */
-  close(): void {
-    this.#engine.close();
+  /** Closes the engine, its lock released (`flush: false` leaves nothing more on disk: tests). */
+  close(options: { readonly flush?: boolean } = {}): void {
+    this.#engine.close(options);
   }
 }

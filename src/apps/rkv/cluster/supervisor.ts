@@ -114,6 +114,10 @@ const STATE_FILE = 'cluster-state.json';
 /** Data directories held by supervisors of this process (the state file names our own pid). */
 const claimedHere = new Set<string>();
 const SHAPE_FILE = 'cluster-shape.json';
+/** The shape file of `cluster up rkv --actors` (cluster-rkv-actors.ts): a directory holds one form. */
+export const ACTOR_SHAPE_FILE = 'actor-cluster-shape.json';
+/** This form's shape file, for the actor form's own check. */
+export const PROCESS_SHAPE_FILE: string = SHAPE_FILE;
 
 function replicaEntryPath(): { entry: string; execArgv: string[] } {
   const here = fileURLToPath(import.meta.url);
@@ -199,6 +203,12 @@ function claimDataDir(dataDir: string, options: ClusterUpOptions): void {
     if (holder !== undefined && holder !== process.pid && processAlive(holder)) {
       throw new ClusterDataDirInUseError(dataDir, holder, 'a running cluster supervisor');
     }
+  }
+  if (existsSync(join(dataDir, ACTOR_SHAPE_FILE))) {
+    throw new ClusterOptionsError(
+      `${dataDir} holds RKV's actor cluster (cluster up rkv --actors); its files are not this cluster's: ` +
+        'start it with --actors, or use another --data-dir',
+    );
   }
   const shapePath = join(dataDir, SHAPE_FILE);
   if (existsSync(shapePath)) {

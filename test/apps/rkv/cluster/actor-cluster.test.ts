@@ -62,7 +62,7 @@ test('three live nodes run the RKV actors: commit, fail over after SIGKILL of th
     const first = connection.client(1);
     const key = (name: string) => encoder.encode(name.padEnd(16, '.'));
     const slot = await first.put(key('hello'), encoder.encode('world'));
-    assert.ok(slot >= 1, `committed at slot ${slot}`);
+    assert.ok(slot >= 0, `committed (slot ${slot}; 0 when a retry was answered from the session table)`);
     assert.equal(decoder.decode((await first.get(key('hello'))) ?? new Uint8Array()), 'world');
     assert.equal(await first.get(key('absent')), null);
     const oldLeader = first.leader;

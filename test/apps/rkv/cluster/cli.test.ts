@@ -299,6 +299,41 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
     const down = await inProcess(['cluster', 'down', '--data-dir', dataDir]);
     assert.equal(down.code, 0, down.stderr);
     assert.equal((await first.exit).code, 0, 'cluster up exits 0 on SIGTERM');
+
+    // The same directory, another size or the other form: refused before anything starts.
+    const resized = await inProcess([
+      'cluster',
+      'up',
+      'rkv',
+      '--actors',
+      '--replicas',
+      '2',
+      '--data-dir',
+      dataDir,
+    ]);
+    assert.equal(resized.code, 2);
+    assert.match(resized.stderr, /was made with --replicas 3/);
+    const otherForm = await inProcess(['cluster', 'up', 'rkv', '--replicas', '3', '--data-dir', dataDir]);
+    assert.equal(otherForm.code, 2);
+    assert.match(otherForm.stderr, /holds RKV's actor cluster/);
+
+    // Up again on the same directory: the data is there, and a new front's SETs apply (its client
+    // ids are new: the replicas' durable session tables would take reused ones for duplicates).
+    const second = await up<{ respPort: number }>(dataDir, [
+      '--actors',
+      '--base-port',
+      String(20_000 + (seed % 20_000)),
+    ]);
+    const again = await RespClient.connect(second.document.respPort, { timeoutMs: 20_000 });
+    try {
+      assert.equal(await again.command('GET', 'k7'), 'v7', 'written before the restart');
+      assert.equal(await again.command('SET', 'k7', 'after'), 'OK');
+      assert.equal(await again.command('GET', 'k7'), 'after', 'a SET of the new front applies');
+    } finally {
+      again.close();
+    }
+    assert.equal((await inProcess(['cluster', 'down', '--data-dir', dataDir])).code, 0);
+    assert.equal((await second.exit).code, 0);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
