@@ -40,8 +40,10 @@
  *   truncation: applied entries stay until every replica reports (accepted / heartbeat-ack) that
  *          it applied them — then the memtables hold the writes everywhere (their flush makes them
  *          durable: "truncation after a snapshot") — and the leader announces the truncation point.
- *          A replica that stays behind by more than maxLogEntries is marked a laggard and the log
- *          is truncated past it anyway; told by a catch-up answer, it stops taking part
+ *          A replica that stays behind by more than maxLogEntries — or reported nothing under this
+ *          leader for maxLogEntries commits (dead) — is marked a laggard and the log is truncated
+ *          past it anyway, unless it is fetching a snapshot from this leader (the hold, below);
+ *          told by a catch-up answer, it stops taking part
  *          (non-voting, never stands) until a state transfer brings it back.
  *   state transfer (with a durable log, which holds the snapshot; the section "state transfer"
  *          below has the diagram): the laggard fetches, chunk by chunk, a checkpoint of a peer's
@@ -49,7 +51,8 @@
  *          sessions at A), stages the chunks, has its own log switch to them in one synced step,
  *          and only then installs them (memtable, sessions, applied = commit = truncation = A) and
  *          votes again, catching up from A + 1. A crash before the switch recovers the old laggard.
- *          Counted: `transfers`, `transferChunksStaged`, `snapshotsServed` (inspectConsensus).
+ *          Counted: `transfers`, `transferChunksStaged`, `transferRestarts`, `snapshotsServed`,
+ *          `snapshotRequests` (inspectConsensus).
  *   pre-vote (setup.preVote): a timed-out follower or candidate first asks pre-vote(b one round
  *          up) ─▶ peers: granted iff a prepare would be promised (onPrepare's rules), nothing
  *          changes ─▶ a majority ⇒ it stands. A replica cut off never gets one, never raises its
@@ -99,7 +102,9 @@
  * history and no lost write required; the UNSAFE_* mutations must be caught), crash-safety.test.ts
  * (restart scenarios step by step: leases, ballots, UNSAFE_ANNOUNCE_BEFORE_SYNC),
  * state-transfer.test.ts (a laggard brought back, then needed for a majority; a crash
- * mid-transfer; UNSAFE_INSTALL_PARTIAL_SNAPSHOT and UNSAFE_INSTALL_WITHOUT_SESSIONS).
+ * mid-transfer and in the install window; duplicate chunks; UNSAFE_INSTALL_PARTIAL_SNAPSHOT and
+ * UNSAFE_INSTALL_WITHOUT_SESSIONS), transfer-under-load.test.ts (a many-chunk transfer while the
+ * group commits every 20 µs; a leader elected after a replica died still truncates).
  *
  * What this actor leaves out: state transfer without a durable log (no snapshot exists), torn or
  * partial log writes (a write is durable whole or, when the node crashed first, not at all), and a
@@ -231,9 +236,17 @@ const META = {
   preVoteMask: 47,
   /** Pre-vote rounds started (a counter). */
   preVotes: 48,
+  /** A laggard: staged chunks thrown away because another snapshot arrived or the sender stalled (a counter). */
+  transferRestarts: 49,
+  /** Leader: its commit point when it started leading (a replica silent for maxLogEntries past it is a laggard). */
+  leadFrom: 50,
+  /** Snapshot chunk requests this replica was sent, every one (a counter; snapshotsServed counts transfers). */
+  snapshotRequests: 51,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
+/** Leader: when replica r last asked it for a snapshot chunk (or, right after, for a catch-up). */
+const PEER_TRANSFER_NS = 300;
 
 const FOLLOWER = 0;
 const CANDIDATE = 1;
@@ -575,6 +588,8 @@ function observe(ctx: RkvContext, state: ConsensusState, ballot: number): void {
     state.set(META.role, FOLLOWER);
     state.set(META.leaseUntil, 0);
     state.set(META.waitFromNs, ctx.now());
+    // Grants gathered before stepping down must not add up with later ones into a stand.
+    state.set(META.preVoteBallot, 0);
   }
 }
 
@@ -599,6 +614,8 @@ function stand(ctx: RkvContext, state: ConsensusState, round?: number): void {
   const ballot = makeBallot(next, replicaId(state.me));
   state.set(META.maxRound, next);
   state.set(META.role, CANDIDATE);
+  // A pre-vote still running is over: a late grant must not make it stand a second time.
+  state.set(META.preVoteBallot, 0);
   state.set(META.ballot, ballot);
   state.set(META.promised, ballot);
   // With a durable log, its own promise counts once it is durable: it comes back from the log.
@@ -704,16 +721,20 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
   state.set(META.role, LEADER);
   state.set(META.leaderHint, state.me);
   state.set(META.leaseUntil, 0);
+  state.set(META.preVoteBallot, 0);
   const from = state.num(META.applied);
   // This leader's commit point covers only what it holds chosen; it grows again below.
   state.set(META.commit, from);
+  state.set(META.leadFrom, from);
   for (let r = 0; r < state.setup.replicas.length; r++) {
     state.set(PEER_APPLIED + r, 0);
     state.set(PEER_HEARTBEAT + r, 0);
+    state.set(PEER_TRANSFER_NS + r, 0);
   }
   state.set(META.laggardMask, 0);
   // Applied points restart at 0 with this ballot: nobody is judged a laggard (nor truncated past)
-  // before it has reported one under this leader.
+  // before it has reported one under this leader — or stayed silent for maxLogEntries commits
+  // (a dead replica never reports: see truncate).
   state.set(META.reportedMask, 0);
   const top = state.num(META.top);
   if (state.num(META.nextSlot) <= top) state.set(META.nextSlot, top + 1);
@@ -1004,6 +1025,10 @@ function maybeCatchUp(ctx: RkvContext, state: ConsensusState, leader: number): v
 
 function onCatchupRequest(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catchup-request'>): void {
   const truncated = state.num(META.truncated);
+  // A former laggard catching up from its snapshot's point: the hold lasts while it asks.
+  if (state.role === LEADER && inTransferGrace(state, message.from, ctx.now())) {
+    state.set(PEER_TRANSFER_NS + message.from, ctx.now());
+  }
   const entries: RkvMsg<'catchup'>['entries'][number][] = [];
   if (message.fromSlot > truncated) {
     const until = Math.min(message.toSlot, state.num(META.commit));
@@ -1065,13 +1090,23 @@ function truncate(ctx: RkvContext, state: ConsensusState): void {
   let point = pointOf();
   if (commit - point > state.maxLog) {
     const reported = state.num(META.reportedMask);
+    // Silent since this leader started (dead, or cut off) for more than maxLogEntries commits: a
+    // laggard too, or a leader elected after a replica died would never truncate again.
+    const silentTooLong = commit - state.num(META.leadFrom) > state.maxLog;
+    const now = ctx.now();
     for (let r = 0; r < state.setup.replicas.length; r++) {
-      if (r === state.me || state.isLaggardPeer(r) || (reported & (1 << r)) === 0) continue;
-      if (state.num(PEER_APPLIED + r) < commit - state.maxLog) {
+      if (r === state.me || state.isLaggardPeer(r)) continue;
+      // A replica fetching a snapshot from this leader (or catching up right after installing
+      // it) keeps the truncation held while it asks: marked again, the leader would truncate
+      // past the snapshot it is fetching and it would start over, for ever in a busy group.
+      if (inTransferGrace(state, r, now)) continue;
+      const behind =
+        (reported & (1 << r)) === 0 ? silentTooLong : state.num(PEER_APPLIED + r) < commit - state.maxLog;
+      if (behind) {
         state.set(META.laggardMask, state.num(META.laggardMask) | (1 << r));
         state.set(META.laggards, state.num(META.laggards) + 1);
         ctx.log.warn(
-          { replica: r, applied: state.num(PEER_APPLIED + r), commit },
+          { replica: r, applied: state.num(PEER_APPLIED + r), reported: (reported & (1 << r)) !== 0, commit },
           'rkv: a replica is too far behind; truncating past it (it needs a state transfer)',
         );
       }
@@ -1084,16 +1119,31 @@ function truncate(ctx: RkvContext, state: ConsensusState): void {
   syncTruncation(state);
 }
 
+/**
+ * Whether the leader still holds its truncation for `replica`: it asked for a snapshot chunk (or,
+ * right after installing, for a catch-up) within TRANSFER_STALL_PERIODS election timeouts. Not
+ * heartbeat periods: the laggard goes quiet while its own log stages the chunks (it re-asks each
+ * H meanwhile) and then while it installs them (one handler, an apply per item: ~200 µs for 300
+ * items in the tests), and a hold that ran out in between would send it back to chunk 0.
+ */
+function inTransferGrace(state: ConsensusState, replica: number, now: number): boolean {
+  const asked = state.num(PEER_TRANSFER_NS + replica);
+  const graceNs =
+    TRANSFER_STALL_PERIODS * (state.timed ? state.setup.electionTimeoutNs : STATIC_CATCHUP_GAP_NS);
+  return asked > 0 && now - asked < graceNs;
+}
+
 // ---- state transfer (a laggard) ------------------------------------------------------------------
 //
 //   laggard L (told by a catch-up answer that it was truncated past; stops voting)
 //     ─snapshot-request(slot 0, chunk 0)─▶ S (the leader, or whoever answered the catch-up)
 //   S ─snapshot-read(to L, atLeast = its truncation point)─▶ S's durable log: checkpoint at A (its
 //     snapshot folded over its chosen prefix, frozen, in chunks; sim-log.ts) ─snapshot-chunk(A, i, n)─▶ L
-//   L stages chunk i in its `transfer` DMO, asks for the next missing one (stop-and-wait; its tick
-//     re-asks after H, and after TRANSFER_STALL_PERIODS × H without a chunk starts over at the
-//     leader or the next replica). Duplicates are staged once; a chunk of another snapshot than
-//     the one staged (S took a newer checkpoint) starts the staging over.
+//   L stages chunk i in its `transfer` DMO and, when chunk i was new, asks for the next missing
+//     one (stop-and-wait; a duplicate asks for nothing; its tick re-asks after H, and after
+//     TRANSFER_STALL_PERIODS × H without a chunk starts over at the leader or the next replica).
+//     A request names the snapshot being staged (slot A), and S's log keeps serving it; a chunk
+//     of another snapshot (S no longer keeps A) starts the staging over (transferRestarts).
 //   all n staged ⇒ ─log-install(chunk i of n)─▶ L's log: stages them; with all n, ONE switch:
 //     snapshot and sessions replaced, truncation point A, entries ≤ A dropped, synced
 //     ─snapshot-installed(A)─▶ L: memtable brought to S's contents at A (an apply per item),
@@ -1113,8 +1163,17 @@ function truncate(ctx: RkvContext, state: ConsensusState): void {
 //
 // The leader, asked by a laggard, stops treating it as one (accepts go to it again) and holds its
 // truncation at the current point for it, so that the snapshot (at or above that point) is still
-// enough to catch up from when it lands; a replica that falls maxLogEntries behind again is
-// marked again.
+// enough to catch up from when it lands. The hold lasts while the laggard keeps asking: a replica
+// that asked for a chunk (or, installing, re-asked for the last one; or, installed, asked for a
+// catch-up) within TRANSFER_STALL_PERIODS election timeouts is not marked again however far
+// behind it is (inTransferGrace) — else, in a group committing faster than the snapshot crosses,
+// the leader would truncate past the snapshot, take a newer one, and the laggard would start over
+// for ever. So the leader's log grows by what commits during one transfer. A laggard that stops
+// asking (stalled, crashed) is marked again after the grace. The sender's log also keeps serving
+// the checkpoint a laggard names (sim-log.ts keeps the last MAX_CHECKPOINTS): a transfer from a
+// follower, whose truncation the leader drives, completes too — though its point may then be
+// truncated past already, and the replica is a laggard again (counted: transferRestarts when
+// staged chunks are thrown away).
 
 function transferStaging(ctx: RkvContext): DmoHashMap {
   const id = ctx.root('transfer');
@@ -1125,8 +1184,14 @@ function transferStaging(ctx: RkvContext): DmoHashMap {
   return map;
 }
 
+/** L: staged chunks were thrown away (counted: a transfer that restarts for ever shows here). */
+function countRestart(state: ConsensusState): void {
+  state.set(META.transferRestarts, state.num(META.transferRestarts) + 1);
+}
+
 /** L: it was truncated past; fetch a snapshot, first from `from` (who said so). */
 function startTransfer(ctx: RkvContext, state: ConsensusState, from: number): void {
+  if (state.num(META.transferState) === FETCHING && state.num(META.transferReceived) > 0) countRestart(state);
   transferStaging(ctx).clear();
   state.set(META.transferState, FETCHING);
   state.set(META.transferSlot, 0);
@@ -1152,7 +1217,21 @@ function askChunk(ctx: RkvContext, state: ConsensusState): void {
 /** L's tick: re-asks after a heartbeat period; after a stall, starts over with another sender. */
 function retryTransfer(ctx: RkvContext, state: ConsensusState): void {
   const now = ctx.now();
-  if (state.num(META.transferState) === INSTALLING) return; // its own log answers; never lost
+  if (state.num(META.transferState) === INSTALLING) {
+    // Its own log answers (never lost), but staging many chunks takes a while: ask the sender for
+    // the last chunk again each period (the answer is ignored) so that a leader sending it keeps
+    // holding its truncation (inTransferGrace) until this replica can catch up from the snapshot.
+    if (now - state.num(META.transferAskedNs) >= state.setup.heartbeatNs) {
+      state.set(META.transferAskedNs, now);
+      toPeer(ctx, state, state.num(META.transferFrom), {
+        type: 'snapshot-request',
+        from: state.me,
+        slot: state.num(META.transferSlot),
+        chunk: Math.max(0, state.num(META.transferChunks) - 1),
+      });
+    }
+    return;
+  }
   if (state.num(META.transferState) === NO_TRANSFER) {
     startTransfer(ctx, state, nextSender(state, state.num(META.transferFrom)));
     return;
@@ -1182,6 +1261,8 @@ function onSnapshotRequest(
   message: RkvMsg<'snapshot-request'>,
 ): void {
   if (!state.durable || message.from === state.me) return;
+  state.set(META.snapshotRequests, state.num(META.snapshotRequests) + 1);
+  if (state.role === LEADER) state.set(PEER_TRANSFER_NS + message.from, ctx.now());
   if (state.role === LEADER && state.isLaggardPeer(message.from)) {
     const bit = 1 << message.from;
     state.set(META.laggardMask, state.num(META.laggardMask) & ~bit);
@@ -1212,19 +1293,21 @@ function onSnapshotChunk(ctx: RkvContext, state: ConsensusState, message: RkvMsg
   if (message.slot <= state.num(META.applied)) return; // no use: the stall check moves on
   const staging = transferStaging(ctx);
   if (message.slot !== state.num(META.transferSlot) || message.chunks !== state.num(META.transferChunks)) {
-    // A new snapshot (the first, or the sender took a newer checkpoint): stage it from scratch.
+    // A new snapshot (the first, or the sender no longer keeps the one named): stage it from scratch.
+    if (state.num(META.transferReceived) > 0) countRestart(state);
     staging.clear();
     state.set(META.transferSlot, message.slot);
     state.set(META.transferChunks, message.chunks);
     state.set(META.transferReceived, 0);
   }
-  state.set(META.transferProgressNs, ctx.now());
   const key = String(message.chunk);
-  if (!staging.hasString(key)) {
-    staging.setString(key, rkvMessages.encode(message));
-    state.set(META.transferReceived, state.num(META.transferReceived) + 1);
-    state.set(META.transferChunksStaged, state.num(META.transferChunksStaged) + 1);
-  }
+  // A duplicate or late chunk changes nothing and asks for nothing: each answer to one ask asks
+  // once more, so a duplicate answered would start a second request stream beside the first.
+  if (staging.hasString(key)) return;
+  state.set(META.transferProgressNs, ctx.now());
+  staging.setString(key, rkvMessages.encode(message));
+  state.set(META.transferReceived, state.num(META.transferReceived) + 1);
+  state.set(META.transferChunksStaged, state.num(META.transferChunksStaged) + 1);
   const complete =
     state.num(META.transferReceived) >= message.chunks || state.unsafe(UNSAFE_INSTALL_PARTIAL_SNAPSHOT);
   if (!complete) {
@@ -1369,6 +1452,11 @@ function onCommit(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'commi
     };
     // An ack that raised the promise leaves once the promise is durable: a restart then finds a
     // non-empty log and keeps refusing prepares for the lease this ack extends (onRecover).
+    // One exception: a laggard raises its promise here in memory only (it acks nothing, so
+    // nothing is synced), and after its install the first ack at that ballot goes out directly,
+    // its promise not yet durable. Still safe: what the ack vouches for is the lease, and an
+    // installed log is never empty (it holds the snapshot), so a restart refuses prepares for a
+    // lease period all the same; an accept at that ballot makes the promise durable with its entry.
     if (message.ballot > promised)
       sync(ctx, state, message.ballot, [], [{ to: state.nameOf(message.from), message: ack }]);
     else toPeer(ctx, state, message.from, ack);
@@ -1716,6 +1804,12 @@ export interface ConsensusView {
   readonly snapshotsServed: number;
   /** Pre-vote rounds this replica started (setup.preVote). */
   readonly preVotes: number;
+  /** Transfers that threw staged chunks away and started over (another snapshot, or a stalled sender). */
+  readonly transferRestarts: number;
+  /** Snapshot chunk requests this replica was sent (every one, re-asks included). */
+  readonly snapshotRequests: number;
+  /** The highest ballot round this replica has seen (its next stand goes one above). */
+  readonly maxRound: number;
 }
 
 /** Reads a consensus actor's DMO state (a test hook: the heap and roots of its instance). */
@@ -1756,6 +1850,9 @@ export function inspectConsensus(
     transferChunksStaged: num(META.transferChunksStaged),
     snapshotsServed: num(META.snapshotsServed),
     preVotes: num(META.preVotes),
+    transferRestarts: num(META.transferRestarts),
+    snapshotRequests: num(META.snapshotRequests),
+    maxRound: num(META.maxRound),
   };
 }
 

@@ -19,7 +19,10 @@
  * State transfer (consensus-actor.ts, "state transfer"): the log is also where a laggard's snapshot
  * comes from and goes to. A sender's log takes a *checkpoint* — the snapshot folded forward over
  * its contiguous chosen prefix, frozen and cut into chunks (a hard-linked copy on the disk, as
- * RocksDB's checkpoints are) — and serves its chunks until a newer one replaces it. A receiver's
+ * RocksDB's checkpoints are) — and serves its chunks. It keeps the last MAX_CHECKPOINTS of them: a
+ * receiver that names the one it is fetching keeps being served that one even after the sender's
+ * truncation passed it and a newer checkpoint was taken (a busy group would otherwise replace the
+ * checkpoint faster than a large snapshot crosses, and the receiver would start over for ever). A receiver's
  * log stages the chunks it is given (a snapshot file being written) and, once it holds all of
  * them, switches to them in one step: snapshot, sessions and truncation point replaced, entries
  * at or below the point dropped. A crash before the switch leaves the old log as it was.
@@ -86,6 +89,11 @@ export function snapshotItemBytes(item: SnapshotItem): number {
 }
 /** Bytes a session takes in a chunk's budget. */
 export const SNAPSHOT_SESSION_BYTES = 16;
+/**
+ * Checkpoints a sender's log keeps (the newest ones): receivers fetching older ones at once are
+ * rare (one laggard episode per replica), and each is a copy of the whole state.
+ */
+export const MAX_CHECKPOINTS = 4;
 
 /** The durable log of one replica (see the file header). */
 export class SimLog {
@@ -96,7 +104,8 @@ export class SimLog {
   #snapshot = new Map<string, SnapshotItem>();
   #writes = 0;
   #bytesWritten = 0;
-  #checkpoint: Checkpoint | undefined;
+  /** The checkpoints kept, oldest first (at most MAX_CHECKPOINTS; slots increasing). */
+  readonly #checkpointsHeld: Checkpoint[] = [];
   #checkpoints = 0;
   /** A receiver's staged chunks (slot, chunk → chunk) until all of them are there. */
   #staging: { slot: number; chunks: number; readonly got: Map<number, SnapshotChunk> } | undefined;
@@ -183,15 +192,27 @@ export class SimLog {
     return this.#truncated;
   }
 
+  /** Slots of the checkpoints kept, oldest first. */
+  get checkpointSlots(): readonly number[] {
+    return this.#checkpointsHeld.map((held) => held.slot);
+  }
+
   /**
-   * A sender's checkpoint (see the file header): the current one when it is at `slot` (0: any) and
-   * at or above `atLeast`; else a new one — the snapshot folded over the contiguous chosen prefix
-   * above the truncation point, cut into chunks of at most `chunkBytes` (or one larger item). The
-   * log itself is not changed. Undefined when the log holds no state at or above `atLeast`.
+   * A sender's checkpoint (see the file header). A receiver that names one (`slot` ≠ 0) kept here
+   * gets that one, wherever the truncation point is now: it was a state at its slot when taken,
+   * and the receiver may hold part of it already. Otherwise (slot 0, or one no longer kept) the
+   * newest one when it is at or above `atLeast`; else a new one — the snapshot folded over the
+   * contiguous chosen prefix above the truncation point, cut into chunks of at most `chunkBytes`
+   * (or one larger item), the oldest kept one dropped past MAX_CHECKPOINTS. The log itself is not
+   * changed. Undefined when the log holds no state at or above `atLeast`.
    */
   checkpoint(slot: number, atLeast: number, chunkBytes: number): Checkpoint | undefined {
-    const held = this.#checkpoint;
-    if (held !== undefined && held.slot >= atLeast && (slot === 0 || slot === held.slot)) return held;
+    if (slot !== 0) {
+      const named = this.#checkpointsHeld.find((held) => held.slot === slot);
+      if (named !== undefined) return named;
+    }
+    const held = this.#checkpointsHeld.at(-1);
+    if (held !== undefined && held.slot >= atLeast) return held;
     const sessions = new Map(this.#sessions);
     const snapshot = new Map(this.#snapshot);
     let at = this.#truncated;
@@ -199,8 +220,7 @@ export class SimLog {
       fold(entry, sessions, snapshot);
       at++;
     }
-    if (at < atLeast || at === 0) return held !== undefined && held.slot >= atLeast ? held : undefined;
-    if (held !== undefined && held.slot === at) return held;
+    if (at < atLeast || at === 0) return undefined;
     const chunks: SnapshotChunk[] = [];
     let items: SnapshotItem[] = [];
     let sessionList: SnapshotSession[] = [];
@@ -223,15 +243,20 @@ export class SimLog {
       bytes += SNAPSHOT_SESSION_BYTES;
     }
     if (bytes > 0 || chunks.length === 0) close();
-    this.#checkpoint = { slot: at, chunks, items: snapshot.size, sessions: sessions.size };
+    const taken: Checkpoint = { slot: at, chunks, items: snapshot.size, sessions: sessions.size };
+    this.#checkpointsHeld.push(taken);
+    if (this.#checkpointsHeld.length > MAX_CHECKPOINTS) this.#checkpointsHeld.shift();
     this.#checkpoints++;
-    return this.#checkpoint;
+    return taken;
   }
 
   /**
    * A receiver's chunk `chunk` of `chunks` of the snapshot at `slot` (see the file header): staged;
-   * a chunk of another slot starts the staging over. When every chunk is staged (and the slot is
-   * above the truncation point), switches to the snapshot in one step and returns its size.
+   * a chunk of another slot starts the staging over. When every chunk is staged, switches to the
+   * snapshot in one step and returns its size. A snapshot at or below the truncation point is
+   * not staged: the log already holds a state at least that recent, so the last chunk answers as
+   * if installed (the log's current size) — the receiver must not wait for a switch that never
+   * comes (it could, e.g., after a restart that ignored its log: UNSAFE_RECOVER_WITHOUT_LOG).
    */
   stage(
     slot: number,
@@ -239,7 +264,9 @@ export class SimLog {
     chunks: number,
     content: SnapshotChunk,
   ): { readonly items: number; readonly sessions: number } | undefined {
-    if (slot <= this.#truncated) return undefined;
+    if (slot <= this.#truncated) {
+      return chunk === chunks - 1 ? { items: this.#snapshot.size, sessions: this.#sessions.size } : undefined;
+    }
     // Chunk 0 opens a new snapshot file: the receiver sends them in order, once (a crashed
     // incarnation's unfinished file is never mixed into a later one).
     if (chunk === 0 || this.#staging?.slot !== slot || this.#staging.chunks !== chunks) {

@@ -2,12 +2,14 @@
  * SimLog (sim-log.ts), the durable consensus log a replica's host keeps across a crash: the promise
  * only rises, a chosen entry stays chosen, truncation folds the contiguous chosen prefix into the
  * snapshot with the exactly-once rule of apply and stops at the first slot it does not hold chosen;
- * a sender's checkpoint folds further without changing the log and respects the chunk budget; a
- * receiver's staged snapshot switches in only once every chunk is there.
+ * a sender's checkpoint folds further without changing the log and respects the chunk budget, and
+ * one a receiver names is still served after the truncation passed it (MAX_CHECKPOINTS kept); a
+ * receiver's staged snapshot switches in only once every chunk is there, and one at or below its
+ * truncation point is answered as installed instead of never.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type DurableEntry, SimLog } from '../../../../src/apps/rkv/actors/sim-log.ts';
+import { type DurableEntry, MAX_CHECKPOINTS, SimLog } from '../../../../src/apps/rkv/actors/sim-log.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -168,4 +170,46 @@ test('a staged snapshot switches in only with every chunk; chunk 0 starts a new 
     'entries above the snapshot stay (an acceptor keeps what it accepted)',
   );
   assert.equal(receiver.promised, 7);
+});
+
+test('a checkpoint a receiver names is still served after the truncation passed it; MAX_CHECKPOINTS are kept', () => {
+  const log = new SimLog();
+  log.write(0, [entry(1, 1, true, 'a', '1'), entry(2, 1, true, 'b', '2')]);
+  const first = log.checkpoint(0, 0, 1 << 16);
+  assert.ok(first !== undefined && first.slot === 2);
+  // The group goes on: the log truncates past slot 2, and a new receiver gets a newer checkpoint.
+  log.write(0, [entry(3, 1, true, 'a', '3'), entry(4, 1, true, 'c', '4')]);
+  log.truncate(4);
+  const newer = log.checkpoint(0, 4, 1 << 16);
+  assert.ok(newer !== undefined && newer.slot === 4);
+  // The receiver fetching slot 2 names it: it keeps getting that one (else it would start over).
+  assert.equal(log.checkpoint(2, 4, 1 << 16), first, 'the named checkpoint, though below atLeast');
+  assert.deepEqual(contents(first.chunks), { items: { a: '1', b: '2' }, sessions: { 1: 2 } });
+  assert.equal(log.checkpoint(0, 4, 1 << 16), newer, 'slot 0: the newest');
+  // Bounded: after MAX_CHECKPOINTS newer ones the oldest is gone; naming it gets the newest.
+  for (let slot = 5; slot < 5 + MAX_CHECKPOINTS; slot++) {
+    log.write(0, [entry(slot, 1, true, 'd', String(slot))]);
+    log.truncate(slot);
+    assert.equal(log.checkpoint(0, slot, 1 << 16)?.slot, slot);
+  }
+  assert.equal(log.checkpointSlots.length, MAX_CHECKPOINTS);
+  assert.ok(!log.checkpointSlots.includes(2), `slot 2 dropped (kept: ${log.checkpointSlots.join(',')})`);
+  assert.equal(log.checkpoint(2, 0, 1 << 16)?.slot, 4 + MAX_CHECKPOINTS, 'no longer kept: the newest');
+});
+
+test('a snapshot at or below the truncation point is answered as installed by its last chunk', () => {
+  const log = new SimLog();
+  log.write(0, [entry(1, 1, true, 'a', '1'), entry(2, 1, true, 'b', '2'), entry(3, 1, true, 'c', '3')]);
+  log.truncate(3);
+  const chunk = { items: [{ key: encoder.encode('z'), value: encoder.encode('9') }], sessions: [] };
+  assert.equal(log.stage(2, 0, 2, chunk), undefined, 'not the last chunk: no answer yet');
+  // The receiver must not wait for a switch that never comes: the log holds a newer state already.
+  assert.deepEqual(log.stage(2, 1, 2, chunk), { items: 3, sessions: 1 });
+  assert.equal(log.truncated, 3, 'nothing switched');
+  assert.equal(log.installs, 0);
+  assert.deepEqual(
+    contents([{ items: log.read().snapshot, sessions: log.read().sessions }]).items,
+    { a: '1', b: '2', c: '3' },
+    'the snapshot is untouched',
+  );
 });

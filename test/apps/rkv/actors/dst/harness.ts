@@ -28,6 +28,9 @@
  *   C2  no acknowledged write is lost (the paxos harness's `findLostWrite`);
  *   R1  every replica that applied the leader's commit point answers every key from its own
  *       memtable / SSTables exactly as the verifier read it (the followers applied the same log).
+ *       With `laggards`, first every replica (all are up by then) must, within LAGGARD_SETTLE_NS,
+ *       be a voting non-laggard that applied the leader's commit point ('replicas-behind'
+ *       otherwise): a replica stuck fetching or installing a snapshot fails the run.
  */
 
 import { TextDecoder, TextEncoder } from 'node:util';
@@ -72,6 +75,8 @@ const KEY_BASE = 100;
 /** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
 export const LAGGARD_MAX_LOG_ENTRIES = 2;
 const LAGGARD_CHUNK_BYTES = 40;
+/** With `laggards`: how long after the verifier every replica has to be back and caught up. */
+const LAGGARD_SETTLE_NS = 10 * MS;
 
 export interface ActorDstOptions {
   readonly seed: number;
@@ -131,7 +136,13 @@ export interface ActorDstStats {
   events: number;
 }
 
-export type ActorDstCheck = 'liveness' | 'linearizability' | 'lost-write' | 'replicas-differ' | 'exception';
+export type ActorDstCheck =
+  | 'liveness'
+  | 'linearizability'
+  | 'lost-write'
+  | 'replicas-behind'
+  | 'replicas-differ'
+  | 'exception';
 
 export type ActorDstResult =
   | { readonly ok: true; readonly seed: number; readonly stats: ActorDstStats }
@@ -583,10 +594,41 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     if (lost !== null) return fail('lost-write', lost);
 
     // R1: every replica that applied the leader's commit point holds what the verifier read.
-    const leader = leaderNow();
-    const commit = leader === undefined ? undefined : views[leader]?.commit;
+    let leader = leaderNow();
+    let commit = leader === undefined ? undefined : views[leader]?.commit;
+    let finalViews = views;
+    if (options.laggards === true) {
+      // …and with laggards, every replica must get there: none left behind a transfer.
+      const behind = (): string[] => {
+        leader = leaderNow();
+        finalViews = Array.from({ length: replicas }, (_, r) => view(r));
+        commit = leader === undefined ? undefined : finalViews[leader]?.commit;
+        const late: string[] = [];
+        for (let r = 0; r < replicas; r++) {
+          const v = finalViews[r];
+          if (v === undefined) late.push(`${r}: down`);
+          else if (v.laggard || commit === undefined || v.applied !== commit)
+            late.push(
+              `${r}: ${v.laggard ? `laggard (${v.transferReceived}/${v.transferChunks} chunks), ` : ''}applied ${v.applied} of ${commit ?? 'no leader'}`,
+            );
+        }
+        return late;
+      };
+      const settleEnd = kernel.now() + LAGGARD_SETTLE_NS;
+      let late = behind();
+      while (late.length > 0 && kernel.now() < settleEnd) {
+        kernel.run({ untilNs: kernel.now() + 100 * US });
+        late = behind();
+      }
+      if (late.length > 0) {
+        return fail(
+          'replicas-behind',
+          `${LAGGARD_SETTLE_NS / MS} ms after the verifier, not every replica is back: ${late.join('; ')}`,
+        );
+      }
+    }
     for (let r = 0; r < replicas; r++) {
-      const v = views[r];
+      const v = finalViews[r];
       if (v === undefined || v.laggard || commit === undefined || v.applied < commit) continue;
       for (const [key, want] of finals) {
         let got: RkvMessage | undefined;
