@@ -287,16 +287,30 @@ export class EventHeap {
       }
       const nowNs = this.#nowNs;
       const start = (nowNs | 0) & WHEEL_MASK;
-      const index = this.#firstSlotFrom(start);
+      // The first non-empty slot from `start`: this word, then the next one, inline (a simulator's
+      // events are mostly tens of ns apart), then the bitmap's upper levels (a call). The lowest set
+      // bit is written out (`31 − clz32(x & −x)`): called as a function it was not always inlined.
+      const level0 = this.#level0;
+      const word = start >>> 5;
+      let index: number;
+      const bits = level0[word]! & (-1 << (start & 31));
+      if (bits !== 0) index = (word << 5) | (31 - Math.clz32(bits & -bits));
+      else {
+        const nextBits = word + 1 < LEVEL0_WORDS ? level0[word + 1]! : 0;
+        index =
+          nextBits !== 0
+            ? ((word + 1) << 5) | (31 - Math.clz32(nextBits & -nextBits))
+            : this.#firstSlotAfterWordWrapping(word);
+      }
       const timeNs = nowNs + ((index - start) & WHEEL_MASK);
       if (timeNs > limitNs) return TAKE_LATER;
       const slot = this.#wheelHeads[index]!;
       const next = this.#nextInList[slot]!;
       this.#wheelHeads[index] = next;
       if (next === NONE) {
-        const word = index >>> 5;
-        const after = this.#level0[word]! & ~(1 << (index & 31));
-        this.#level0[word] = after;
+        const takenWord = index >>> 5;
+        const after = level0[takenWord]! & ~(1 << (index & 31));
+        level0[takenWord] = after;
         if (after === 0) this.#clearUpper(index);
       }
       const kind = this.#kinds[slot]!;
@@ -432,6 +446,11 @@ export class EventHeap {
     const word = start >>> 5;
     const bits = this.#level0[word]! & (-1 << (start & 31));
     if (bits !== 0) return (word << 5) | lowestBit(bits);
+    return this.#firstSlotAfterWordWrapping(word);
+  }
+
+  /** The first non-empty slot after level-0 word `word`, wrapping around. The wheel must be non-empty. */
+  #firstSlotAfterWordWrapping(word: number): number {
     const found = this.#firstSlotAfterWord(word);
     return found >= 0 ? found : this.#firstSlotAfterWord(-1);
   }

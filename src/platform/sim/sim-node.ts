@@ -172,6 +172,9 @@ export class SimNode {
   readonly hostCores: number;
 
   readonly #instances = new Map<ActorId, ActorInstance>();
+  /** The instance last found by `#instanceOf` (runs mostly see one actor at a time). */
+  #lastInstanceId = -1;
+  #lastInstance: ActorInstance | undefined = undefined;
   readonly #ports: ActorPorts;
   readonly #ingressLimit: number;
   readonly #watchdogNs: number;
@@ -181,7 +184,14 @@ export class SimNode {
   readonly #nicBusy: boolean[];
   /** How many NIC cores are not busy: under load it is 0 on most arrivals, and the pump stops at once. */
   #nicIdleCores: number;
-  readonly #nicRequest: (SimRequest | null)[];
+  /** Bit i set: NIC core i (i < 32) is not busy. Mirrors #nicBusy for the pump's find-first-set. */
+  #nicIdleMask: number;
+  /**
+   * The actor whose request each NIC core runs (all `#nicDone` needs of it). A number in a typed
+   * table rather than the request object: storing a new object into an old array costs a write
+   * barrier's slow path per packet.
+   */
+  readonly #nicActor: Float64Array;
   readonly #nicOutbox: Outbound[][];
   readonly #nicBusyNs: Float64Array;
   /** The declared handler time of what each NIC core runs (for the watchdog at completion). */
@@ -200,6 +210,19 @@ export class SimNode {
   // the link: each direction a FIFO at line rate
   #ingressFreeAtNs = 0;
   #egressFreeAtNs = 0;
+
+  // The timing of the last frame size seen on each path. SimTiming's methods are pure functions of
+  // their arguments, and a run sends a handful of sizes — mostly one request and one answer size —
+  // so each path remembers its last size's figures: a compare instead of a call per figure.
+  #rxLastBytes = -1;
+  #rxFrameNs = 0;
+  #rxPipelineNs = 0;
+  #txLastBytes = -1;
+  #txFrameNs = 0;
+  #txPipelineNs = 0;
+  #execLastBytes = -1;
+  #execLastAddedNs = -1;
+  #execPacketNs = 0;
 
   // off-path software dispatcher: when each dispatcher core is next free, and frames inside it
   readonly #dispatcherFreeAtNs: number[];
@@ -237,7 +260,9 @@ export class SimNode {
   };
   /** Payloads of in-flight events, by slot (events carry only numbers). */
   readonly #inFlight: unknown[] = [];
-  readonly #freeSlots: number[] = [];
+  /** Freed slots of #inFlight, a stack (typed: `Array#push`/`pop` were builtin calls per packet). */
+  #freeSlots = new Int32Array(64);
+  #freeSlotCount = 0;
 
   constructor(options: SimNodeOptions) {
     const timing = options.timing;
@@ -283,7 +308,8 @@ export class SimNode {
 
     this.#nicBusy = new Array<boolean>(this.nicCores).fill(false);
     this.#nicIdleCores = this.nicCores;
-    this.#nicRequest = new Array<SimRequest | null>(this.nicCores).fill(null);
+    this.#nicIdleMask = this.nicCores >= 32 ? -1 : (1 << this.nicCores) - 1;
+    this.#nicActor = new Float64Array(this.nicCores);
     this.#nicOutbox = Array.from({ length: this.nicCores }, () => []);
     this.#nicBusyNs = new Float64Array(this.nicCores);
     this.#nicHandlerNs = new Float64Array(this.nicCores);
@@ -373,6 +399,7 @@ export class SimNode {
     const heap = (domain === 'nic' ? this.nicDomain : this.hostDomain).createHeap(entry.id);
     const instance = new ActorInstance(any, entry.id, entry.name, heap, this.#ports);
     this.#instances.set(entry.id, instance);
+    this.#lastInstanceId = -1;
     this.scheduler.addActor({ id: entry.id, placement: any.placement, exclusive: any.exclusive, domain });
     this.#outbox = [];
     instance.init();
@@ -450,8 +477,9 @@ export class SimNode {
   #arriveAtPort(frame: SimFrame): void {
     const bytes = frame.sizeBytes;
     const start = Math.max(this.kernel.now(), this.#ingressFreeAtNs);
-    this.#ingressFreeAtNs = start + this.timing.frameNs(bytes);
-    const atNs = Math.round(this.#ingressFreeAtNs + this.timing.rxPipelineNs(bytes));
+    if (bytes !== this.#rxLastBytes) this.#rememberRx(bytes);
+    this.#ingressFreeAtNs = start + this.#rxFrameNs;
+    const atNs = Math.round(this.#ingressFreeAtNs + this.#rxPipelineNs);
     const request = new SimRequest(frame.target, bytes, 0, frame.message, frame.origin, true);
     this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
   }
@@ -512,8 +540,9 @@ export class SimNode {
     // The switch port toward the NIC is a FIFO at line rate; then the NIC's receive pipeline.
     // Sends must reach this FIFO in time order: a source that sends ahead (atNs) does so in order.
     const start = Math.max(sentAtNs + this.timing.wireLatencyNs, this.#ingressFreeAtNs);
-    this.#ingressFreeAtNs = start + this.timing.frameNs(bytes);
-    const atNs = Math.round(this.#ingressFreeAtNs + this.timing.rxPipelineNs(bytes));
+    if (bytes !== this.#rxLastBytes) this.#rememberRx(bytes);
+    this.#ingressFreeAtNs = start + this.#rxFrameNs;
+    const atNs = Math.round(this.#ingressFreeAtNs + this.#rxPipelineNs);
     this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
     return requestId;
   }
@@ -585,16 +614,18 @@ export class SimNode {
     this.#pumpNic();
   }
 
-  /** Every idle NIC core takes work until it is busy or there is none. */
+  /**
+   * Every idle NIC core takes work until it is busy or there is none. Cores are visited in
+   * ascending order, each idle one at the moment it is reached (`#nextIdleNicCore`).
+   */
   #pumpNic(): void {
     if (this.#nicIdleCores === 0) return;
-    const now = this.kernel.now();
     const scheduler = this.scheduler;
-    for (let core = 0; core < this.nicCores; core++) {
-      // A busy core takes nothing (the loop below would not run): skip it before asking the
-      // scheduler, which under load is most of the cores on every arrival.
-      if (this.#nicBusy[core]) continue;
-      // Idle cores find nothing once the queues are empty: stop asking.
+    // Idle cores find nothing once the queues are empty: stop asking. (Most calls, e.g. a core
+    // finishing with nothing queued behind it; there is an idle core, so the loop would stop at it.)
+    if (!scheduler.hasQueuedWork() && this.#egress.isEmpty()) return;
+    const now = this.kernel.now();
+    for (let core = this.#nextIdleNicCore(0); core >= 0; core = this.#nextIdleNicCore(core + 1)) {
       if (!scheduler.hasQueuedWork() && this.#egress.isEmpty()) break;
       let overheadNs = 0;
       while (!this.#nicBusy[core]) {
@@ -646,7 +677,7 @@ export class SimNode {
   }
 
   #startNicExec(core: number, request: SimRequest, overheadNs: number): void {
-    const instance = this.#instances.get(request.actor);
+    const instance = this.#instanceOf(request.actor);
     if (!instance)
       throw new SchedulerStateError(`NIC core ${core} got work for unknown actor ${request.actor}`);
     const handlerNs = this.timing.nicHandlerNs(this.#workOf(instance, request));
@@ -654,7 +685,7 @@ export class SimNode {
     // A packet taken straight off the wire pays the forwarding model's per-packet occupancy; one
     // popped from a mailbox (DRR) or sent by another actor was received by another core already.
     let busyNs = this.#receivesPacket(request)
-      ? this.timing.nicPacketNs(request.sizeBytes, handlerNs)
+      ? this.#execPacketNsOf(request.sizeBytes, handlerNs)
       : handlerNs + this.timing.nicDispatchNs;
     const outbox = this.#nicOutbox[core] as Outbound[];
     if (handlerNs > this.#watchdogNs) {
@@ -666,7 +697,7 @@ export class SimNode {
       this.#runHandler(instance, request);
       this.#outbox = null;
     }
-    this.#nicRequest[core] = request;
+    this.#nicActor[core] = request.actor;
     this.#setNicBusy(core);
     this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs + busyNs;
     this.kernel.scheduleAfter(this.#kind.nicDone, Math.max(1, Math.round(overheadNs + busyNs)), core, 0);
@@ -674,8 +705,7 @@ export class SimNode {
 
   #nicDone(core: number): void {
     const now = this.kernel.now();
-    const request = this.#nicRequest[core] as SimRequest;
-    this.#nicRequest[core] = null;
+    const actor = this.#nicActor[core] as ActorId;
     this.#setNicIdle(core);
     const outbox = this.#nicOutbox[core] as Outbound[];
     const decisions = this.scheduler.complete(core, now);
@@ -685,9 +715,9 @@ export class SimNode {
     clearList(outbox);
     if (
       (this.#nicHandlerNs[core] as number) > this.#watchdogNs &&
-      this.#instances.get(request.actor)?.state === 'ready'
+      this.#instances.get(actor)?.state === 'ready'
     ) {
-      this.#deregister(request.actor, 'watchdog');
+      this.#deregister(actor, 'watchdog');
     }
     this.#apply(decisions);
     this.#progressMigrations();
@@ -703,12 +733,29 @@ export class SimNode {
     if (this.#nicBusy[core]) return;
     this.#nicBusy[core] = true;
     this.#nicIdleCores--;
+    if (core < 32) this.#nicIdleMask &= ~(1 << core);
   }
 
   #setNicIdle(core: number): void {
     if (!this.#nicBusy[core]) return;
     this.#nicBusy[core] = false;
     this.#nicIdleCores++;
+    if (core < 32) this.#nicIdleMask |= 1 << core;
+  }
+
+  /**
+   * The lowest-numbered idle NIC core at or above `from`, or −1. Cores 0–31 are found in the idle
+   * mask with a find-first-set (under load an arrival would otherwise test most cores one by one);
+   * cores above 31, where a profile has them, by a scan.
+   */
+  #nextIdleNicCore(from: number): number {
+    if (from < 32) {
+      const bits = this.#nicIdleMask & (-1 << from);
+      if (bits !== 0) return 31 - Math.clz32(bits & -bits);
+      from = 32;
+    }
+    for (let core = from; core < this.nicCores; core++) if (!this.#nicBusy[core]) return core;
+    return -1;
   }
 
   // ── host side ────────────────────────────────────────────────────────────────────────────────
@@ -732,7 +779,7 @@ export class SimNode {
    */
   #arriveAtHost(request: SimRequest): void {
     let core = request.actor % this.hostCores;
-    if (!this.#instances.get(request.actor)?.definition.exclusive) {
+    if (!this.#instanceOf(request.actor)?.definition.exclusive) {
       let shortest = Number.POSITIVE_INFINITY;
       for (let c = 0; c < this.hostCores; c++) {
         const length = (this.#hostQueues[c] as Mailbox<SimRequest>).length + (this.#hostBusy[c] ? 1 : 0);
@@ -751,7 +798,7 @@ export class SimNode {
     const queue = this.#hostQueues[core] as Mailbox<SimRequest>;
     const request = queue.shift();
     if (!request) return;
-    const instance = this.#instances.get(request.actor);
+    const instance = this.#instanceOf(request.actor);
     const mode = this.scheduler.modeOf(request.actor);
     if (!instance || mode === 'deregistered') {
       this.#settleHostPending(request.actor);
@@ -861,9 +908,11 @@ export class SimNode {
 
   #toWire(out: Outbound, afterNs: number): void {
     // Transmit pipeline, then the NIC's port (a FIFO at line rate), then the switch to the client.
-    const ready = this.kernel.now() + afterNs + this.timing.txPipelineNs(out.sizeBytes);
+    const bytes = out.sizeBytes;
+    if (bytes !== this.#txLastBytes) this.#rememberTx(bytes);
+    const ready = this.kernel.now() + afterNs + this.#txPipelineNs;
     const start = Math.max(ready, this.#egressFreeAtNs);
-    this.#egressFreeAtNs = start + this.timing.frameNs(out.sizeBytes);
+    this.#egressFreeAtNs = start + this.#txFrameNs;
     const atNs = Math.round(this.#egressFreeAtNs + this.timing.wireLatencyNs);
     const origin = out.origin;
     if (this.#network !== null) {
@@ -1065,6 +1114,7 @@ export class SimNode {
     fromDomain.releaseHeap(actor);
     const restored = ActorInstance.restore(old.definition, actor, old.name, heap, this.#ports, moving.state);
     this.#instances.set(actor, restored);
+    this.#lastInstanceId = -1;
     this.table.move(actor, { domain: migration.to, node: this.id });
     migration.goneAtNs = now;
     migration.phase = 'clean';
@@ -1155,13 +1205,36 @@ export class SimNode {
     return definition.cost(request.message) ?? DEFAULT_WORK;
   }
 
+  #rememberRx(bytes: number): void {
+    this.#rxFrameNs = this.timing.frameNs(bytes);
+    this.#rxPipelineNs = this.timing.rxPipelineNs(bytes);
+    this.#rxLastBytes = bytes;
+  }
+
+  #rememberTx(bytes: number): void {
+    this.#txFrameNs = this.timing.frameNs(bytes);
+    this.#txPipelineNs = this.timing.txPipelineNs(bytes);
+    this.#txLastBytes = bytes;
+  }
+
+  /** `timing.nicPacketNs` for a handler's packet, remembered for the last (size, handler time). */
+  #execPacketNsOf(bytes: number, handlerNs: number): number {
+    if (bytes !== this.#execLastBytes || handlerNs !== this.#execLastAddedNs) {
+      this.#execPacketNs = this.timing.nicPacketNs(bytes, handlerNs);
+      this.#execLastBytes = bytes;
+      this.#execLastAddedNs = handlerNs;
+    }
+    return this.#execPacketNs;
+  }
+
   /** The channel's own bandwidth: transfers pipeline their latency but not their serialisation. */
   #channelSerialNs(bytes: number): number {
     return this.timing.channelSerialNs(bytes);
   }
 
   #park(payload: unknown): number {
-    const slot = this.#freeSlots.pop() ?? this.#inFlight.length;
+    const slot =
+      this.#freeSlotCount > 0 ? (this.#freeSlots[--this.#freeSlotCount] as number) : this.#inFlight.length;
     this.#inFlight[slot] = payload;
     return slot;
   }
@@ -1169,8 +1242,24 @@ export class SimNode {
   #take(slot: number): unknown {
     const payload = this.#inFlight[slot];
     this.#inFlight[slot] = undefined;
-    this.#freeSlots.push(slot);
+    if (this.#freeSlotCount === this.#freeSlots.length) {
+      const grown = new Int32Array(this.#freeSlots.length * 2);
+      grown.set(this.#freeSlots);
+      this.#freeSlots = grown;
+    }
+    this.#freeSlots[this.#freeSlotCount++] = slot;
     return payload;
+  }
+
+  /** `#instances.get(id)`, remembering the last hit (invalidated whenever an instance is set). */
+  #instanceOf(id: ActorId): ActorInstance | undefined {
+    if (id === this.#lastInstanceId) return this.#lastInstance;
+    const instance = this.#instances.get(id);
+    if (instance !== undefined) {
+      this.#lastInstanceId = id;
+      this.#lastInstance = instance;
+    }
+    return instance;
   }
 }
 

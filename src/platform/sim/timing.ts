@@ -4,7 +4,9 @@
  * from the calibrated profiles in src/hw; tests may build small hand-made ones.
  *
  * Everything here is a duration in integer nanoseconds derived from declared work and message
- * sizes — never from the JS wall clock — so a run is a function of its inputs and seed.
+ * sizes — never from the JS wall clock — so a run is a function of its inputs and seed. Every
+ * method must be a pure function of its arguments: the node remembers the last results per path
+ * (SimNode's per-size memos) and calls again only when the arguments change.
  */
 
 import type { HandlerWork } from '../../actor/cost.ts';
