@@ -677,15 +677,24 @@ function standOrPreVote(ctx: RkvContext, state: ConsensusState): void {
   toFollowers(ctx, state, { type: 'pre-vote', from: state.me, ballot, fromSlot: state.num(META.applied) });
 }
 
-/** Would this replica promise the pre-vote's ballot now (onPrepare's rules)? It changes nothing. */
-function onPreVote(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'pre-vote'>): void {
-  const promised = state.num(META.promised);
-  const sticky =
+/**
+ * Leader stickiness: a replica that heard a leader within the lease refuses to promise anyone
+ * else (what makes the leader's lease reads sound). Prepares and pre-votes ask the same question.
+ */
+function isSticky(ctx: RkvContext, state: ConsensusState): boolean {
+  return (
     state.timed &&
     !state.unsafe(UNSAFE_NO_LEASE) &&
     state.role !== CANDIDATE &&
     ctx.now() - state.num(META.heardNs) < state.leaseNs &&
-    state.num(META.heardNs) > 0;
+    state.num(META.heardNs) > 0
+  );
+}
+
+/** Would this replica promise the pre-vote's ballot now (onPrepare's rules)? It changes nothing. */
+function onPreVote(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'pre-vote'>): void {
+  const promised = state.num(META.promised);
+  const sticky = isSticky(ctx, state);
   const granted =
     state.num(META.laggard) !== 1 &&
     message.ballot > promised &&
@@ -1518,12 +1527,7 @@ function onGet(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'>): 
 function onPrepare(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'prepare'>): void {
   if (state.num(META.laggard) === 1) return;
   const promised = state.num(META.promised);
-  const sticky =
-    state.timed &&
-    !state.unsafe(UNSAFE_NO_LEASE) &&
-    state.role !== CANDIDATE &&
-    ctx.now() - state.num(META.heardNs) < state.leaseNs &&
-    state.num(META.heardNs) > 0;
+  const sticky = isSticky(ctx, state);
   if (message.ballot < promised || sticky || message.fromSlot < state.num(META.truncated)) {
     // A sticky leader refuses and keeps leading: a replica that was cut off and comes back with a
     // higher round must not depose a leader a majority still hears (liveness; safety does not
