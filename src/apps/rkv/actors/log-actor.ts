@@ -30,13 +30,7 @@ import { DmoHashMap } from '../../../dmo/index.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
 import { type RkvMessage, rkvMessages } from './messages.ts';
 import { SNAPSHOT_SESSION_BYTES, simLog, snapshotItemBytes } from './sim-log.ts';
-import {
-  DISK_FSYNC_NS,
-  DISK_WRITE_BYTES_PER_SEC,
-  loadSetup,
-  refuseBeforeSetup,
-  saveSetup,
-} from './storage-actors.ts';
+import { DISK_FSYNC_NS, DISK_WRITE_BYTES_PER_SEC, gateOnSetup } from './storage-actors.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
@@ -67,9 +61,8 @@ export const rkvLog = defineActor({
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
-    if (message.type === 'log-setup') return saveSetup(ctx, message);
-    const setup = loadSetup(ctx, 'log-setup');
-    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    const setup = gateOnSetup(ctx, message, 'log-setup');
+    if (setup === undefined) return;
     // A crashed incarnation's log actor finds no log: it must not write what its node lost.
     const log = simLog(setup.log);
     if (log === undefined) {

@@ -48,7 +48,7 @@ function rootOf(ctx: RkvContext, name: string): ObjectId {
   return id;
 }
 
-export function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T): RkvMsg<T> | undefined {
+function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T): RkvMsg<T> | undefined {
   const bytes = DmoHashMap.open(ctx.dmo, rootOf(ctx, 'setup')).getString('setup');
   if (bytes === undefined) return undefined;
   const message = rkvMessages.decode(bytes);
@@ -56,16 +56,35 @@ export function loadSetup<T extends RkvMessage['type']>(ctx: RkvContext, type: T
 }
 
 /** Stores a setup message once; answers `ready` to whoever waits. */
-export function saveSetup(ctx: RkvContext, message: RkvMessage): void {
+function saveSetup(ctx: RkvContext, message: RkvMessage): void {
   const map = DmoHashMap.open(ctx.dmo, rootOf(ctx, 'setup'));
   if (map.getString('setup') === undefined) map.setString('setup', rkvMessages.encode(message));
   if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
 }
 
-export function refuseBeforeSetup(ctx: RkvContext, message: RkvMessage): void {
+function refuseBeforeSetup(ctx: RkvContext, message: RkvMessage): void {
   ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
   if (ctx.origin.kind !== 'none')
     ctx.reply({ type: 'refused', reason: `${ctx.name} is not set up yet`, leader: NO_LEADER });
+}
+
+/**
+ * The setup gate of RKV's storage and log actors: a `setupType` message is stored (once) and
+ * answered `ready`; any other message gets the stored setup, or is refused while there is none.
+ * Returns the setup only when `message` is to be handled now.
+ */
+export function gateOnSetup<T extends RkvMessage['type']>(
+  ctx: RkvContext,
+  message: RkvMessage,
+  setupType: T,
+): RkvMsg<T> | undefined {
+  if (message.type === setupType) {
+    saveSetup(ctx, message);
+    return undefined;
+  }
+  const setup = loadSetup(ctx, setupType);
+  if (setup === undefined) refuseBeforeSetup(ctx, message);
+  return setup;
 }
 
 // ---- the memtable actor --------------------------------------------------------------------------
@@ -136,9 +155,8 @@ export const rkvMemtable = defineActor({
     ctx.setRoot('meta', DmoNumberMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
-    if (message.type === 'memtable-setup') return saveSetup(ctx, message);
-    const setup = loadSetup(ctx, 'memtable-setup');
-    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    const setup = gateOnSetup(ctx, message, 'memtable-setup');
+    if (setup === undefined) return;
     const active = DmoMemtable.open(ctx.dmo, rootOf(ctx, 'active'));
     switch (message.type) {
       case 'get':
@@ -188,9 +206,8 @@ export const rkvSstableReader = defineActor({
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
-    if (message.type === 'sstable-setup') return saveSetup(ctx, message);
-    const setup = loadSetup(ctx, 'sstable-setup');
-    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    const setup = gateOnSetup(ctx, message, 'sstable-setup');
+    if (setup === undefined) return;
     if (message.type !== 'get') return;
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
@@ -219,9 +236,8 @@ export const rkvCompaction = defineActor({
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
-    if (message.type === 'compaction-setup') return saveSetup(ctx, message);
-    const setup = loadSetup(ctx, 'compaction-setup');
-    if (setup === undefined) return refuseBeforeSetup(ctx, message);
+    const setup = gateOnSetup(ctx, message, 'compaction-setup');
+    if (setup === undefined) return;
     if (message.type !== 'flush') return;
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
