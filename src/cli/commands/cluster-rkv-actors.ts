@@ -253,7 +253,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
     writeOut(
       paint(
         'bold',
-        `RKV on ipipe actors: ${options.replicas} live node processes, one replica of each of ${options.shards} shard(s) each`,
+        `RKV on ipipe actors: ${options.replicas} live node processes, ${options.shards} shard(s); each node runs one replica of every shard`,
       ) +
         `\nmemtables flush at ${memtableLimitBytes} bytes per shard (--nic-memory ${options.nicMemoryBytes / 1024} KiB / (2 × ${options.shards} shards))` +
         `\nRESP port: ${respPort} (one front in this process; GET = lease read at the leader, SET = a Multi-Paxos put)\n`,
