@@ -3,14 +3,15 @@
  * consensus groups over the same node processes, a key's group chosen by the process-per-replica
  * form's hash (`shardOf`, commands.ts). The layout (names, storage paths, the memtable's share of
  * the NIC memory) is checked without processes; then three live nodes run two shards behind the
- * RESP front: SETs from several connections land in both shards (each shard's groups hold only
- * their own keys), the node leading shard 0 is SIGKILLed mid-load, started again on its files and
- * set up in every shard, the node leading then is killed as well — so each shard's majority needs
- * the restarted replica — and every acknowledged SET reads back with its value.
+ * RESP front: SETs from several connections land in both shards (each shard's group holds only
+ * its own keys; INFO names each shard's leader), shard 0's memtable flushes at its share of the NIC
+ * memory, the node leading shard 0 is SIGKILLed mid-load, started again on its files and set up in
+ * every shard, another node is killed as well — so each shard's majority needs the restarted
+ * replica — and every acknowledged SET reads back with its value.
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -162,6 +163,24 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
     assert.ok(read?.type === 'value', `the other shard's leader answers a read: ${JSON.stringify(answers)}`);
     assert.equal(read.found, false, `${someKey} (shard ${1 - otherShard}) is not in shard ${otherShard}`);
 
+    // Memory sizing: shard 0's memtable flushes once it holds 64 KiB (NIC memory / (2 × 2 shards);
+    // one shard would hold 256 KiB): ten 8 000-byte values make an SSTable there, none in shard 1.
+    const big = 'x'.repeat(8_000);
+    const bigKeys = Array.from({ length: 100 }, (_, i) => `big:${i}`)
+      .filter((k) => shardOf(encoder.encode(k), shards) === 0)
+      .slice(0, 10);
+    const bigReplies = await Promise.all(bigKeys.map((k) => probe.command('SET', k, big)));
+    bigKeys.forEach((k, i) => {
+      if (bigReplies[i] === 'OK') acknowledged.set(k, big);
+    });
+    const tables = (shard: number): string[] =>
+      readdirSync(rkvActorStorageNames(dataDir, 0, shard, shards).disk.slice('file:'.length)).filter((name) =>
+        name.endsWith('.sst'),
+      );
+    for (let waited = 0; waited < 5_000 && tables(0).length === 0; waited += 100) await sleep(100);
+    assert.ok(tables(0).length > 0, `shard 0 flushed its memtable at 64 KiB: ${bigReplies.join(' ')}`);
+    assert.deepEqual(tables(1), [], "shard 1's memtable (a few KiB of small values) did not flush");
+
     const info = await respInfoFields(probe);
     assert.equal(info.get('ipipe_shards'), String(shards));
     const leaders = [0, 1].map((shard) => Number(info.get(`shard_${shard}_leader`)));
@@ -213,7 +232,7 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
       'every acknowledged SET reads back, in the order of the MGET',
     );
     process.stderr.write(
-      `shards: ${JSON.stringify(perShard)} keys per shard at the kill; killed node ${victim} (shard 0's leader), ` +
+      `shards: ${JSON.stringify(perShard)} acknowledged keys per shard after 1 s; killed node ${victim} (shard 0's leader), ` +
         `both shards served ${failoverMs.toFixed(0)} ms later; restarted it, killed node ${second}; ` +
         `${keys.length} acknowledged keys read back\n`,
     );
