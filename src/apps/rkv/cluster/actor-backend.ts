@@ -54,13 +54,13 @@ export class ActorKvBackend implements KvBackend {
   readonly #giveUpMs: number;
   /** Per key, the last command queued on it: the next one on that key starts after it settles. */
   readonly #tails = new Map<string, Promise<unknown>>();
-  /** Per shard, the leader the last command on it found. */
-  readonly #leaders: number[];
+  /** Per shard, the leader the last command on it found (null before any did: INFO says unknown). */
+  readonly #leaders: (number | null)[];
 
   constructor(connection: RkvActorConnection, options: ActorKvBackendOptions) {
     this.#connection = connection;
     this.#giveUpMs = options.giveUpMs ?? 5_000;
-    this.#leaders = Array.from({ length: connection.shards }, () => 0);
+    this.#leaders = Array.from({ length: connection.shards }, () => null);
     const first = options.firstClientId;
     for (let i = 0; i < (options.clients ?? 64); i++) this.#idle.push(connection.client(first + i));
   }
@@ -106,8 +106,11 @@ export class ActorKvBackend implements KvBackend {
         ['ipipe_backend', 'rkv-actors'],
         ['ipipe_replicas', this.#connection.replicas],
         ['ipipe_shards', this.#connection.shards],
-        ['ipipe_leader_replica', this.#leaders[0] ?? 0],
-        ...this.#leaders.map((leader, shard): [string, number] => [`shard_${shard}_leader`, leader]),
+        ['ipipe_leader_replica', this.#leaders[0] ?? 'unknown'],
+        ...this.#leaders.map((leader, shard): [string, number | string] => [
+          `shard_${shard}_leader`,
+          leader ?? 'unknown',
+        ]),
       ],
     });
   }

@@ -125,6 +125,8 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
     for (let i = 0; i < 4; i++)
       resps.push(await RespClient.connect(server.address.port, { timeoutMs: 15_000 }));
     const probe = resps[0] as RespClient;
+    const before = await respInfoFields(probe);
+    assert.equal(before.get('shard_1_leader'), 'unknown', 'no command has found a leader yet');
 
     const acknowledged = new Map<string, string>();
     let stop = false;
