@@ -73,10 +73,13 @@ export function rkvActorName(role: RkvActorRole, replica: number, shard = 0, sha
 /** The NIC memory each node gives RKV's memtables unless told otherwise (one shard: 256 KiB runs). */
 export const DEFAULT_RKV_NIC_MEMORY_BYTES = 512 * 1024;
 /**
- * The largest flush limit: a memtable actor's DMO region is 4 MiB (LiveNode's `regionBytes`) and
- * holds the active memtable, the frozen one in flight and the skip list's nodes over both.
+ * The largest flush limit. A frozen memtable goes to the host as one NIC↔host ring message, and a
+ * ring message is at most half the 2 MiB ring (1 MiB − 8): a limit of 1 MiB made runs of 1 MiB plus
+ * the entry that crossed it, which never arrived (no SSTable was written; 1 000 000 bytes did
+ * flush). Half of that leaves room for the crossing entry and the run's framing; two such memtables
+ * and their skip lists also fit the memtable actor's 4 MiB DMO region (LiveNode's `regionBytes`).
  */
-export const MAX_RKV_MEMTABLE_LIMIT_BYTES = 1024 * 1024;
+export const MAX_RKV_MEMTABLE_LIMIT_BYTES = 512 * 1024;
 /** The smallest flush limit: below it a memtable of the largest entries flushes every few puts. */
 export const MIN_RKV_MEMTABLE_LIMIT_BYTES = 32 * 1024;
 
@@ -84,8 +87,7 @@ export const MIN_RKV_MEMTABLE_LIMIT_BYTES = 32 * 1024;
  * The memtable flush limit of each shard when a node gives `nicMemoryBytes` of NIC memory to
  * RKV's memtables: each of the S shards gets an equal share, and a shard holds up to two memtables
  * at once (the active one filling to the limit, the frozen one while its flush to the host is in
- * flight), so limit = nicMemory / (2·S), at most MAX_RKV_MEMTABLE_LIMIT_BYTES (the actor's DMO
- * region). Throws ConfigError when the share is below MIN_RKV_MEMTABLE_LIMIT_BYTES.
+ * flight), so limit = nicMemory / (2·S), at most MAX_RKV_MEMTABLE_LIMIT_BYTES (one ring message). Throws ConfigError when the share is below MIN_RKV_MEMTABLE_LIMIT_BYTES.
  */
 export function rkvMemtableLimitBytes(nicMemoryBytes: number, shards: number): number {
   const limit = Math.floor(nicMemoryBytes / (2 * shards));

@@ -82,7 +82,7 @@ test('layout: per-shard actor names and storage, one shard keeps the old ones, t
 test('memory sizing: a shard memtable flushes at NIC memory / (2 × shards), capped, refused when too small', () => {
   assert.equal(rkvMemtableLimitBytes(512 * 1024, 1), 256 * 1024, 'the default: one shard as before');
   assert.equal(rkvMemtableLimitBytes(512 * 1024, 2), 128 * 1024);
-  assert.equal(rkvMemtableLimitBytes(3 * 1024 * 1024, 3), 512 * 1024);
+  assert.equal(rkvMemtableLimitBytes(3 * 1024 * 1024, 4), 384 * 1024);
   assert.equal(rkvMemtableLimitBytes(64 * 1024 * 1024, 1), MAX_RKV_MEMTABLE_LIMIT_BYTES);
   assert.throws(
     () => rkvMemtableLimitBytes(256 * 1024, 6),
