@@ -6,6 +6,9 @@
  * `cluster status` and `cluster down` find it. Each replica keeps its durable log and SSTable
  * journal under the data directory (replica-<r>/), so `up` on a directory used before recovers the
  * replicas' state, and `--respawn` starts a dead node again and sets its replica up from its files.
+ * `--shards S` runs S consensus groups over the same nodes (replica-<r>/s<k>/ each; keys by
+ * hash), each shard's memtable sized from the NIC memory the nodes give (`--nic-memory`); the
+ * shard count is part of the directory's shape, like the replica count.
  * Runs until SIGINT (exit 130) or SIGTERM (0).
  */
 
@@ -26,6 +29,7 @@ import {
   RkvActorConnection,
   rkvActorClusterSpec,
   rkvActorStorageNames,
+  rkvMemtableLimitBytes,
 } from '../../apps/rkv/cluster/actor-cluster.ts';
 import { ClusterDataDirInUseError, ClusterOptionsError } from '../../apps/rkv/cluster/errors.ts';
 import {
@@ -42,6 +46,10 @@ import { paint, table, writeJson, writeOut } from '../output.ts';
 
 export interface RkvActorClusterUpOptions {
   readonly replicas: number;
+  /** Consensus groups over the same nodes (1 to MAX_RKV_ACTOR_SHARDS). */
+  readonly shards: number;
+  /** NIC memory each node gives RKV's memtables; each shard's flush limit follows from it. */
+  readonly nicMemoryBytes: number;
   readonly dataDir: string;
   readonly respPort: number;
   readonly basePort: number;
@@ -61,10 +69,12 @@ const CLIENT_IDS_PER_FRONT = 1024;
 
 /**
  * Refuses a directory made with another group size (changing the group without a reconfiguration
- * protocol could leave out every replica holding a chosen value) or holding the process-per-replica
- * cluster; records the size on first use.
+ * protocol could leave out every replica holding a chosen value), another shard count (a key's
+ * shard is its hash modulo the count: another count would look for keys in the wrong group) or
+ * holding the process-per-replica cluster; records the shape on first use. A shape file without
+ * `shards` was written before shards existed: one shard.
  */
-function checkShape(dataDir: string, replicas: number): void {
+function checkShape(dataDir: string, replicas: number, shards: number): void {
   if (existsSync(join(dataDir, PROCESS_SHAPE_FILE))) {
     throw new ClusterOptionsError(
       `${dataDir} holds the process-per-replica RKV cluster (cluster up rkv without --actors); use another --data-dir`,
@@ -72,16 +82,23 @@ function checkShape(dataDir: string, replicas: number): void {
   }
   const path = join(dataDir, ACTOR_SHAPE_FILE);
   if (existsSync(path)) {
-    const shape = JSON.parse(readFileSync(path, 'utf8')) as { replicas?: unknown };
+    const shape = JSON.parse(readFileSync(path, 'utf8')) as { replicas?: unknown; shards?: unknown };
     if (shape.replicas !== replicas) {
       throw new ClusterOptionsError(
         `${dataDir} was made with --replicas ${String(shape.replicas)}; start it with the same number (RKV has no ` +
           'membership change) or use a fresh --data-dir',
       );
     }
+    const made = shape.shards ?? 1;
+    if (made !== shards) {
+      throw new ClusterOptionsError(
+        `${dataDir} was made with --shards ${String(made)}; start it with the same number (keys are placed by ` +
+          'hash modulo the shard count, and there is no resharding) or use a fresh --data-dir',
+      );
+    }
     return;
   }
-  writeFileSync(path, `${JSON.stringify({ schemaVersion: 1, replicas }, null, 2)}\n`);
+  writeFileSync(path, `${JSON.stringify({ schemaVersion: 1, replicas, shards }, null, 2)}\n`);
 }
 
 /**
@@ -122,14 +139,19 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
   }
   // What the directory is and was: refused before any process starts.
   let firstClientId: number;
+  let memtableLimitBytes: number;
   try {
     if (options.replicas < 2) {
       throw new ClusterOptionsError(
         '--actors needs --replicas 2 or more: a lone replica never holds a read lease (it needs a peer to acknowledge it)',
       );
     }
-    checkShape(dataDir, options.replicas);
-    for (let replica = 0; replica < options.replicas; replica++) rkvActorStorageNames(dataDir, replica);
+    memtableLimitBytes = rkvMemtableLimitBytes(options.nicMemoryBytes, options.shards);
+    for (let replica = 0; replica < options.replicas; replica++) {
+      for (let shard = 0; shard < options.shards; shard++)
+        rkvActorStorageNames(dataDir, replica, shard, options.shards);
+    }
+    checkShape(dataDir, options.replicas, options.shards);
     firstClientId = nextClientIdBase(dataDir);
   } catch (error) {
     if (error instanceof ClusterOptionsError || error instanceof ConfigError) {
@@ -147,12 +169,13 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
         nicCores: options.nicCores,
       })),
     },
-    { durable: true },
+    { durable: true, shards: options.shards },
   );
   const file = join(dataDir, CLUSTER_FILE);
   writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
   process.stderr.write(
-    `ipipe: starting ${options.replicas} live node processes for RKV's actors (seed ${options.seed})…\n`,
+    `ipipe: starting ${options.replicas} live node processes for RKV's actors, ${options.shards} shard(s), ` +
+      `memtables flushing at ${memtableLimitBytes} bytes (NIC memory ${options.nicMemoryBytes} / (2 × ${options.shards})) (seed ${options.seed})…\n`,
   );
   let cluster: LocalCluster;
   try {
@@ -172,6 +195,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       heartbeatMs,
       electionTimeoutMs: options.electionTimeoutMs,
       leader: options.seed % options.replicas,
+      memtableLimitBytes,
       dataDir,
     });
     const backend = new ActorKvBackend(connection, { firstClientId });
@@ -193,7 +217,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       schemaVersion: 1,
       supervisorPid: process.pid,
       host: '127.0.0.1',
-      shards: 1,
+      shards: options.shards,
       startedAt,
       replicas: cluster.nodes.map((node) => ({
         replicaId: node.nodeId,
@@ -220,11 +244,18 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
       dataDir,
       seed: options.seed,
       respPort,
+      shards: options.shards,
+      nicMemoryBytes: options.nicMemoryBytes,
+      memtableLimitBytes,
       nodes: rows,
     });
   } else {
     writeOut(
-      paint('bold', `RKV on ipipe actors: ${options.replicas} live node processes, one replica each`) +
+      paint(
+        'bold',
+        `RKV on ipipe actors: ${options.replicas} live node processes, ${options.shards} shard(s); each node runs one replica of every shard`,
+      ) +
+        `\nmemtables flush at ${memtableLimitBytes} bytes per shard (--nic-memory ${options.nicMemoryBytes / 1024} KiB / (2 × ${options.shards} shards))` +
         `\nRESP port: ${respPort} (one front in this process; GET = lease read at the leader, SET = a Multi-Paxos put)\n`,
     );
     writeOut(

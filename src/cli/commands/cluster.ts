@@ -14,6 +14,11 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import {
+  DEFAULT_RKV_NIC_MEMORY_BYTES,
+  MAX_RKV_ACTOR_SHARDS,
+  MAX_RKV_MEMTABLE_LIMIT_BYTES,
+} from '../../apps/rkv/cluster/actor-cluster.ts';
+import {
   ClusterDataDirInUseError,
   ClusterOptionsError,
   ClusterStartError,
@@ -266,7 +271,7 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
     )
     .option(
       '--shards <n>',
-      'rkv: consensus groups, keys placed by hash (default 1); dt: participant shards',
+      `rkv: consensus groups, keys placed by hash (default 1; at most ${MAX_RKV_ACTOR_SHARDS} with --actors); dt: participant shards`,
       parseIntegerIn('--shards', 1, 64),
     )
     .option(
@@ -285,6 +290,11 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
     .option(
       '--actors',
       "rkv: run RKV's actors on live node processes (consensus and memtable on each node's NIC cores, SSTable reader and compaction on its host) behind one RESP front, instead of the process-per-replica store; --base-port, --nic-cores apply",
+    )
+    .option(
+      '--nic-memory <KiB>',
+      `rkv --actors: NIC memory each node gives the memtables; a shard's memtable flushes at NIC memory / (2 × shards), at most ${MAX_RKV_MEMTABLE_LIMIT_BYTES / 1024} KiB (default ${DEFAULT_RKV_NIC_MEMORY_BYTES / 1024})`,
+      parseIntegerIn('--nic-memory', 64, 1_048_576),
     )
     .option('--nodes <n>', 'rta|dt: node processes', parseIntegerIn('--nodes', 1, 16), 3)
     .option(
@@ -337,12 +347,18 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
         return;
       }
       if (options.actors === true) {
-        if (options.shards !== undefined && options.shards !== 1) {
-          throw new UsageError('--actors runs one consensus group: drop --shards');
+        const shards = options.shards ?? 1;
+        if (shards > MAX_RKV_ACTOR_SHARDS) {
+          throw new UsageError(
+            `--shards with --actors must be at most ${MAX_RKV_ACTOR_SHARDS} (every shard puts five actors on each node, ` +
+              `whose domains hold 32), got ${shards}`,
+          );
         }
         setExit(
           await rkvActorClusterUpCommand({
             replicas: options.replicas,
+            shards,
+            nicMemoryBytes: (options.nicMemory ?? DEFAULT_RKV_NIC_MEMORY_BYTES / 1024) * 1024,
             dataDir,
             respPort: options.respPort,
             basePort: options.basePort,
@@ -354,6 +370,9 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
           }),
         );
         return;
+      }
+      if (options.nicMemory !== undefined) {
+        throw new UsageError('--nic-memory sizes the memtables of RKV on actors: use it with --actors');
       }
       setExit(
         await clusterUpCommand({

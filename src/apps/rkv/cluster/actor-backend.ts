@@ -10,6 +10,11 @@
  * `SET k v` then `GET k` in one pipeline reads v. Pipelined commands on different keys may commit
  * in either order — as across the slots of a Redis Cluster — since each runs as its own session.
  *
+ * Shards: each key goes to its shard's consensus group (RkvActorClient routes by `shardOf`, the
+ * process-per-replica form's hash); an MGET or EXISTS over keys of several shards runs one read
+ * per key, each after the commands queued before it on that key, and answers in the keys' order
+ * (not atomic across shards, as in the process-per-replica form). INFO names each shard's leader.
+ *
  * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked: DEL
  * (the memtable stores tombstones, but no message makes one yet), SET NX / XX (no conditional put)
  * and DBSIZE (no replica counts its keys). While no leader answers, commands get `-TRYAGAIN`.
@@ -49,11 +54,13 @@ export class ActorKvBackend implements KvBackend {
   readonly #giveUpMs: number;
   /** Per key, the last command queued on it: the next one on that key starts after it settles. */
   readonly #tails = new Map<string, Promise<unknown>>();
-  #leader = 0;
+  /** Per shard, the leader the last command on it found (null before any did: INFO says unknown). */
+  readonly #leaders: (number | null)[];
 
   constructor(connection: RkvActorConnection, options: ActorKvBackendOptions) {
     this.#connection = connection;
     this.#giveUpMs = options.giveUpMs ?? 5_000;
+    this.#leaders = Array.from({ length: connection.shards }, () => null);
     const first = options.firstClientId;
     for (let i = 0; i < (options.clients ?? 64); i++) this.#idle.push(connection.client(first + i));
   }
@@ -98,7 +105,12 @@ export class ActorKvBackend implements KvBackend {
       ipipe: [
         ['ipipe_backend', 'rkv-actors'],
         ['ipipe_replicas', this.#connection.replicas],
-        ['ipipe_leader_replica', this.#leader],
+        ['ipipe_shards', this.#connection.shards],
+        ['ipipe_leader_replica', this.#leaders[0] ?? 'unknown'],
+        ...this.#leaders.map((leader, shard): [string, number | string] => [
+          `shard_${shard}_leader`,
+          leader ?? 'unknown',
+        ]),
       ],
     });
   }
@@ -107,8 +119,9 @@ export class ActorKvBackend implements KvBackend {
   #with<T>(key: Buffer, command: (client: RkvActorClient) => Promise<T>): Promise<T> {
     const name = key.toString('latin1');
     const before = this.#tails.get(name);
+    const shard = this.#connection.shardOf(key);
     const run = (
-      before === undefined ? this.#pooled(command) : before.then(() => this.#pooled(command))
+      before === undefined ? this.#pooled(shard, command) : before.then(() => this.#pooled(shard, command))
     ) as Promise<T>;
     const tail = run.catch(() => {});
     this.#tails.set(name, tail);
@@ -118,12 +131,12 @@ export class ActorKvBackend implements KvBackend {
     return run;
   }
 
-  async #pooled<T>(command: (client: RkvActorClient) => Promise<T>): Promise<T> {
+  async #pooled<T>(shard: number, command: (client: RkvActorClient) => Promise<T>): Promise<T> {
     const client =
       this.#idle.pop() ?? (await new Promise<RkvActorClient>((resolve) => this.#waiting.push(resolve)));
     try {
       const result = await command(client);
-      this.#leader = client.leader;
+      this.#leaders[shard] = client.leaderOf(shard);
       return result;
     } catch (error) {
       if (error instanceof ClusterUnavailableError) throw new BackendUnavailableError(error.message);

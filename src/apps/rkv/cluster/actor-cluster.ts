@@ -15,7 +15,16 @@
  * actor on its host; its log is a journaled file and its SSTables the real LSM engine
  * (file-storage.ts): a node that
  * dies is started again (`LocalCluster.start`) and `restartReplica` sets it up from its files.
- * Without one, state is memory. One shard; no DEL (docs/apps/rkv-cluster.md).
+ * Without one, state is memory. No DEL yet (docs/apps/rkv-cluster.md).
+ *
+ * Shards (`shards` S > 1): S independent consensus groups over the same node processes. Replica r
+ * of shard k is the five actors `rkv-<role>-s<k>-<r>` on node r, with its own storage under
+ * `<dataDir>/replica-<r>/s<k>/`; a key belongs to shard `shardOf(key, S)` — the FNV-1a hash the
+ * process-per-replica form places keys by (commands.ts). One shard keeps the names and paths of
+ * directories made before shards existed (`rkv-<role>-<r>`, `<dataDir>/replica-<r>/`).
+ *
+ *   node r ─┬─ NIC:  rkv-consensus-s0-r, rkv-memtable-s0-r, rkv-consensus-s1-r, rkv-memtable-s1-r, …
+ *           └─ host: rkv-{sstable,compaction,log}-s0-r, rkv-{sstable,compaction,log}-s1-r, …
  */
 
 import { join, relative, resolve } from 'node:path';
@@ -26,6 +35,7 @@ import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../../platform/live/net/client.ts';
 import { RemoteError } from '../../../platform/live/net/errors.ts';
 import { MAX_NAME_BYTES, MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
+import { shardOf } from './commands.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
 /** The module every node loads the actors from. */
@@ -44,9 +54,52 @@ export const RKV_ACTOR_FRAME_BYTES = 65_000;
 /** Bytes of items per state-transfer chunk: one chunk per datagram, with room for its framing. */
 export const RKV_ACTOR_SNAPSHOT_CHUNK_BYTES = 48 * 1024;
 
-/** Instance name of replica `replica`'s actor (the same names the simulator's deployment uses). */
-export function rkvActorName(role: RkvActorRole, replica: number): string {
-  return `rkv-${role}-${replica}`;
+/**
+ * Most shards of an actor cluster. A live node's DMO domains hold 32 actor regions each
+ * (LiveNode's `maxActors`) and a shard puts five actors on every node; a consensus or memtable
+ * actor may migrate to the host, so all 5·S must fit the host domain: S ≤ 6.
+ */
+export const MAX_RKV_ACTOR_SHARDS = 6;
+
+/**
+ * Instance name of replica `replica`'s actor of shard `shard` in a cluster of `shards` shards:
+ * `rkv-<role>-<r>` with one shard (the simulator's deployment's names, and those of directories
+ * made before shards), `rkv-<role>-s<k>-<r>` with more.
+ */
+export function rkvActorName(role: RkvActorRole, replica: number, shard = 0, shards = 1): string {
+  return shards === 1 ? `rkv-${role}-${replica}` : `rkv-${role}-s${shard}-${replica}`;
+}
+
+/** The NIC memory each node gives RKV's memtables unless told otherwise (one shard: 256 KiB runs). */
+export const DEFAULT_RKV_NIC_MEMORY_BYTES = 512 * 1024;
+/**
+ * The largest flush limit. A frozen memtable goes to the host as one NIC↔host ring message, and a
+ * ring message is at most half the 2 MiB ring (1 MiB − 8): a limit of 1 MiB made runs of 1 MiB plus
+ * the entry that crossed it, which never arrived (no SSTable was written; 1 000 000 bytes did
+ * flush). Half of that leaves room for the crossing entry and the run's framing; two such memtables
+ * and their skip lists also fit the memtable actor's 4 MiB DMO region (LiveNode's `regionBytes`).
+ */
+export const MAX_RKV_MEMTABLE_LIMIT_BYTES = 512 * 1024;
+/** The smallest flush limit: below it a memtable of the largest entries flushes every few puts. */
+export const MIN_RKV_MEMTABLE_LIMIT_BYTES = 32 * 1024;
+
+/**
+ * The memtable flush limit of each shard when a node gives `nicMemoryBytes` of NIC memory to
+ * RKV's memtables: each of the S shards gets an equal share, and a shard holds up to two memtables
+ * at once (the active one filling to the limit, the frozen one while its flush to the host is in
+ * flight), so limit = nicMemory / (2·S), at most MAX_RKV_MEMTABLE_LIMIT_BYTES (one ring message). Throws ConfigError when the share is below MIN_RKV_MEMTABLE_LIMIT_BYTES.
+ */
+export function rkvMemtableLimitBytes(nicMemoryBytes: number, shards: number): number {
+  const limit = Math.floor(nicMemoryBytes / (2 * shards));
+  if (!(Number.isFinite(limit) && limit >= MIN_RKV_MEMTABLE_LIMIT_BYTES)) {
+    throw new ConfigError(
+      'nicMemory',
+      `${nicMemoryBytes} bytes of NIC memory over ${shards} shard(s) leave each memtable ${limit} bytes ` +
+        `(NIC memory / (2 × shards): the active memtable and the one being flushed); a memtable needs at least ` +
+        `${MIN_RKV_MEMTABLE_LIMIT_BYTES}: give the nodes more NIC memory (at least ${2 * shards * MIN_RKV_MEMTABLE_LIMIT_BYTES} bytes) or use fewer shards`,
+    );
+  }
+  return Math.min(limit, MAX_RKV_MEMTABLE_LIMIT_BYTES);
 }
 
 export interface RkvActorClusterLayout {
@@ -59,18 +112,22 @@ export interface RkvActorClusterLayout {
 }
 
 /**
- * The cluster file: one replica per node; every node gets one host core (see actor-module.ts).
- * `durable`: each replica also runs the durable-log actor on its host (needed for a data directory).
+ * The cluster file: one replica per node of every shard; every node gets one host core (see
+ * actor-module.ts: a shard's SSTable reader and compaction must share the worker that holds its
+ * disk). `durable`: each replica also runs the durable-log actor on its host (needed for a data
+ * directory). `shards` (default 1): consensus groups, each with its own five actors per node.
  */
 export function rkvActorClusterSpec(
   layout: RkvActorClusterLayout,
-  options: { readonly durable?: boolean } = {},
+  options: { readonly durable?: boolean; readonly shards?: number } = {},
 ): ClusterSpec {
   const count = layout.nodes.length;
   // One replica alone never holds a read lease (a lease needs another replica's heartbeat ack).
   if (!(count >= 2 && count <= MAX_REPLICAS)) {
     throw new ConfigError('nodes', `an RKV group needs 2 to ${MAX_REPLICAS} nodes, got ${count}`);
   }
+  const shards = options.shards ?? 1;
+  checkShardCount(shards);
   const exports: Record<RkvActorRole, string> = {
     consensus: 'liveRkvConsensus',
     memtable: 'liveRkvMemtable',
@@ -87,13 +144,15 @@ export function rkvActorClusterSpec(
   ];
   const onHost: ReadonlySet<RkvActorRole> = new Set(['sstable', 'compaction', 'log']);
   const actors = layout.nodes.flatMap((node, replica) =>
-    roles.map((role) => ({
-      name: rkvActorName(role, replica),
-      module: RKV_ACTOR_MODULE,
-      exportName: exports[role],
-      node: node.id,
-      ...(onHost.has(role) ? { domain: 'host' as const } : {}),
-    })),
+    Array.from({ length: shards }, (_, shard) =>
+      roles.map((role) => ({
+        name: rkvActorName(role, replica, shard, shards),
+        module: RKV_ACTOR_MODULE,
+        exportName: exports[role],
+        node: node.id,
+        ...(onHost.has(role) ? { domain: 'host' as const } : {}),
+      })),
+    ).flat(),
   );
   return parseClusterSpec({
     schemaVersion: 1,
@@ -102,14 +161,33 @@ export function rkvActorClusterSpec(
   });
 }
 
+function checkShardCount(shards: number): void {
+  if (!(Number.isInteger(shards) && shards >= 1 && shards <= MAX_RKV_ACTOR_SHARDS)) {
+    throw new ConfigError(
+      'shards',
+      `an RKV actor cluster has 1 to ${MAX_RKV_ACTOR_SHARDS} shards (five actors per shard on every node, ` +
+        `32 actor regions per node domain), got ${shards}`,
+    );
+  }
+}
+
 /**
- * The storage names replica `replica` is set up with under `dataDir`: `file:<dir>/lsm` (its LSM
- * store) and `file:<dir>/log.journal` (its durable log), `<dir>` = `<dataDir>/replica-<r>`, relative
- * to this process's working directory when that is shorter (the nodes inherit it). Throws
- * ConfigError when a name does not fit a setup message's name field.
+ * The storage names replica `replica` of shard `shard` (of `shards`) is set up with under
+ * `dataDir`: `file:<dir>/lsm` (its LSM store) and `file:<dir>/log.journal` (its durable log),
+ * `<dir>` = `<dataDir>/replica-<r>` with one shard, `<dataDir>/replica-<r>/s<k>` with more —
+ * relative to this process's working directory when that is shorter (the nodes inherit it).
+ * Throws ConfigError when a name does not fit a setup message's name field.
  */
-export function rkvActorStorageNames(dataDir: string, replica: number): { disk: string; log: string } {
-  const absolute = resolve(dataDir, `replica-${replica}`);
+export function rkvActorStorageNames(
+  dataDir: string,
+  replica: number,
+  shard = 0,
+  shards = 1,
+): { disk: string; log: string } {
+  const absolute =
+    shards === 1
+      ? resolve(dataDir, `replica-${replica}`)
+      : resolve(dataDir, `replica-${replica}`, `s${shard}`);
   const relativePath = relative(process.cwd(), absolute);
   const dir =
     relativePath.length < absolute.length && !relativePath.startsWith('..') ? relativePath : absolute;
@@ -131,9 +209,14 @@ export interface RkvActorClusterSetup {
   readonly heartbeatMs?: number;
   /** T: a follower that hears no leader for [T, 2T) stands; also the read lease (default 300 ms). */
   readonly electionTimeoutMs?: number;
-  /** Replica that runs the first election's phase 1 (default 0). */
+  /** Replica that runs shard 0's first election's phase 1 (default 0); shard k's is leader + k. */
   readonly leader?: number;
-  /** Flush the memtable to the host at this many bytes (default 256 KiB: one ring message). */
+  /**
+   * NIC memory each node gives RKV's memtables (default DEFAULT_RKV_NIC_MEMORY_BYTES): each shard's
+   * memtable flushes at `rkvMemtableLimitBytes(nicMemoryBytes, shards)`.
+   */
+  readonly nicMemoryBytes?: number;
+  /** Flush each shard's memtable to the host at this many bytes (overrides `nicMemoryBytes`). */
   readonly memtableLimitBytes?: number;
   /** Log entries kept for a replica that lags before it is left behind (default 4096). */
   readonly maxLogEntries?: number;
@@ -151,7 +234,10 @@ const NS_PER_MS = 1_000_000;
 /** Talks to a running RKV actor cluster over UDP: setup, then puts and gets. */
 export class RkvActorConnection {
   readonly spec: ClusterSpec;
+  /** Replicas of every shard: one per node. */
   readonly replicas: number;
+  /** Consensus groups; a key's is `shardOf(key)`. */
+  readonly shards: number;
   readonly #clients: Map<number, IpipeClient>;
 
   readonly #timeoutMs: number;
@@ -169,7 +255,19 @@ export class RkvActorConnection {
     this.#clients = clients;
     this.#timeoutMs = timeoutMs;
     this.#retries = retries;
-    this.replicas = spec.actors.filter((actor) => actor.exportName === 'liveRkvConsensus').length;
+    const consensus = spec.actors.filter((actor) => actor.exportName === 'liveRkvConsensus');
+    this.replicas = new Set(consensus.map((actor) => actor.node)).size;
+    this.shards = Math.max(1, consensus.length / Math.max(1, this.replicas));
+  }
+
+  /** The shard that owns `key`: the process-per-replica form's FNV-1a placement (commands.ts). */
+  shardOf(key: Uint8Array): number {
+    return shardOf(key, this.shards);
+  }
+
+  /** The instance name of replica `replica`'s `role` actor in shard `shard`. */
+  actorName(role: RkvActorRole, replica: number, shard = 0): string {
+    return rkvActorName(role, replica, shard, this.shards);
   }
 
   /** One client socket per node; each call waits `timeoutMs` for an answer, resent `retries` times. */
@@ -189,8 +287,13 @@ export class RkvActorConnection {
    * file — or a node refusing work) rejects with its `RemoteError`, so it is not mistaken for
    * silence.
    */
-  async ask(role: RkvActorRole, replica: number, message: RkvMessage): Promise<RkvMessage | undefined> {
-    const name = rkvActorName(role, replica);
+  async ask(
+    role: RkvActorRole,
+    replica: number,
+    message: RkvMessage,
+    shard = 0,
+  ): Promise<RkvMessage | undefined> {
+    const name = this.actorName(role, replica, shard);
     const entry = this.spec.actors.find((actor) => actor.name === name);
     if (entry === undefined) throw new ConfigError('replica', `no actor ${name} in this cluster`);
     const client = this.#clients.get(entry.node) as IpipeClient;
@@ -203,24 +306,44 @@ export class RkvActorConnection {
   }
 
   /**
-   * Sets every replica up — storage first, then the consensus actors, followers before the first
-   * leader so its prepare finds them ready — and waits for each `ready`. Throws
-   * ExperimentSetupError naming an actor that refused or never answered.
+   * Sets every replica of every shard up — storage first, then the consensus actors, followers
+   * before the shard's first leader so its prepare finds them ready — and waits for each `ready`.
+   * Shard k's first leader is replica (leader + k) mod N, so leaders spread over the nodes. Throws
+   * ExperimentSetupError naming an actor that refused or never answered, ConfigError when the
+   * NIC memory leaves a shard's memtable too small.
    */
   async setup(setup: RkvActorClusterSetup = {}): Promise<void> {
-    const leader = setup.leader ?? 0;
     const replicas = Array.from({ length: this.replicas }, (_, r) => r);
+    this.memtableLimitBytes(setup);
     this.#setup = setup;
-    for (const r of replicas) await this.#setupStorage(r, setup);
-    for (const r of [...replicas.filter((r) => r !== leader), leader])
-      await this.#setupConsensus(r, setup, leader);
+    for (let shard = 0; shard < this.shards; shard++) {
+      for (const r of replicas) await this.#setupStorage(r, shard, setup);
+    }
+    for (let shard = 0; shard < this.shards; shard++) {
+      const leader = this.#firstLeader(setup, shard);
+      for (const r of [...replicas.filter((r) => r !== leader), leader])
+        await this.#setupConsensus(r, shard, setup, leader);
+    }
+  }
+
+  /** Where each shard's memtable flushes under `setup` (see `rkvMemtableLimitBytes`). */
+  memtableLimitBytes(setup: RkvActorClusterSetup = this.#setup ?? {}): number {
+    return (
+      setup.memtableLimitBytes ??
+      rkvMemtableLimitBytes(setup.nicMemoryBytes ?? DEFAULT_RKV_NIC_MEMORY_BYTES, this.shards)
+    );
+  }
+
+  #firstLeader(setup: RkvActorClusterSetup, shard: number): number {
+    return ((setup.leader ?? 0) + shard) % this.replicas;
   }
 
   /**
    * Sets a restarted replica up again (its node process was started anew, see
-   * `LocalCluster.start`): storage first — the files are reopened and replayed — then its
-   * consensus actor, which recovers from its durable log and rejoins as a follower (catching up,
-   * or by state transfer if the log was truncated past it). Needs a durable `setup`.
+   * `LocalCluster.start`), in every shard: storage first — the files are reopened and replayed —
+   * then its consensus actors, each recovering from its durable log and rejoining its group as a
+   * follower (catching up, or by state transfer if the log was truncated past it). Needs a
+   * durable `setup`.
    */
   async restartReplica(replica: number): Promise<void> {
     const setup = this.#setup;
@@ -230,76 +353,86 @@ export class RkvActorConnection {
         'a replica can rejoin only from its files: set the cluster up with a dataDir (and a durable spec)',
       );
     }
-    const node = this.spec.actors.find((actor) => actor.name === rkvActorName('consensus', replica))?.node;
+    const node = this.spec.actors.find((actor) => actor.name === this.actorName('consensus', replica))?.node;
     if (node !== undefined) await this.#reconnect(node);
-    await this.#setupStorage(replica, setup);
-    await this.#setupConsensus(replica, setup, setup.leader ?? 0);
+    for (let shard = 0; shard < this.shards; shard++) await this.#setupStorage(replica, shard, setup);
+    for (let shard = 0; shard < this.shards; shard++)
+      await this.#setupConsensus(replica, shard, setup, this.#firstLeader(setup, shard));
   }
 
-  /** Storage names for replica r: files under the data directory, or memory. */
-  #storage(replica: number, setup: RkvActorClusterSetup): { disk: string; log: string } {
+  /** Storage names for replica r of a shard: files under the data directory, or memory. */
+  #storage(replica: number, shard: number, setup: RkvActorClusterSetup): { disk: string; log: string } {
     return setup.dataDir === undefined
-      ? { disk: `rkv-live-disk-${replica}`, log: '' }
-      : rkvActorStorageNames(setup.dataDir, replica);
+      ? {
+          disk: this.shards === 1 ? `rkv-live-disk-${replica}` : `rkv-live-disk-s${shard}-${replica}`,
+          log: '',
+        }
+      : rkvActorStorageNames(setup.dataDir, replica, shard, this.shards);
   }
 
-  async #setupStorage(r: number, setup: RkvActorClusterSetup): Promise<void> {
-    const storage = this.#storage(r, setup);
-    await this.#expectReady('sstable', r, { type: 'sstable-setup', disk: storage.disk });
-    await this.#expectReady('compaction', r, {
+  async #setupStorage(r: number, shard: number, setup: RkvActorClusterSetup): Promise<void> {
+    const storage = this.#storage(r, shard, setup);
+    const name = (role: RkvActorRole): string => this.actorName(role, r, shard);
+    await this.#expectReady('sstable', r, shard, { type: 'sstable-setup', disk: storage.disk });
+    await this.#expectReady('compaction', r, shard, {
       type: 'compaction-setup',
       disk: storage.disk,
-      memtable: rkvActorName('memtable', r),
+      memtable: name('memtable'),
       level0Trigger: 4,
     });
-    await this.#expectReady('memtable', r, {
+    await this.#expectReady('memtable', r, shard, {
       type: 'memtable-setup',
-      limitBytes: setup.memtableLimitBytes ?? 256 * 1024,
-      sstable: rkvActorName('sstable', r),
-      compaction: rkvActorName('compaction', r),
+      limitBytes: this.memtableLimitBytes(setup),
+      sstable: name('sstable'),
+      compaction: name('compaction'),
     });
     if (storage.log !== '') {
-      await this.#expectReady('log', r, {
+      await this.#expectReady('log', r, shard, {
         type: 'log-setup',
         log: storage.log,
-        consensus: rkvActorName('consensus', r),
+        consensus: name('consensus'),
         snapshotChunkBytes: RKV_ACTOR_SNAPSHOT_CHUNK_BYTES,
       });
     }
   }
 
-  async #setupConsensus(r: number, setup: RkvActorClusterSetup, leader: number): Promise<void> {
+  async #setupConsensus(
+    r: number,
+    shard: number,
+    setup: RkvActorClusterSetup,
+    leader: number,
+  ): Promise<void> {
     const durable = setup.dataDir !== undefined;
-    await this.#expectReady('consensus', r, {
+    await this.#expectReady('consensus', r, shard, {
       type: 'consensus-setup',
       replica: r,
       leader,
-      replicas: Array.from({ length: this.replicas }, (_, id) => rkvActorName('consensus', id)),
-      memtable: rkvActorName('memtable', r),
+      replicas: Array.from({ length: this.replicas }, (_, id) => this.actorName('consensus', id, shard)),
+      memtable: this.actorName('memtable', r, shard),
       heartbeatNs: (setup.heartbeatMs ?? 50) * NS_PER_MS,
       electionTimeoutNs: (setup.electionTimeoutMs ?? 300) * NS_PER_MS,
       maxLogEntries: setup.maxLogEntries ?? 4096,
       unsafe: 0,
-      log: durable ? rkvActorName('log', r) : '',
+      log: durable ? this.actorName('log', r, shard) : '',
       preVote: true,
     });
   }
 
-  async #expectReady(role: RkvActorRole, replica: number, message: RkvMessage): Promise<void> {
+  async #expectReady(role: RkvActorRole, replica: number, shard: number, message: RkvMessage): Promise<void> {
     let answer: RkvMessage | undefined;
     for (let attempt = 0; attempt < 20 && answer === undefined; attempt++) {
       try {
-        answer = await this.ask(role, replica, message);
+        answer = await this.ask(role, replica, message, shard);
       } catch (error) {
         throw new ExperimentSetupError(
-          rkvActorName(role, replica),
+          this.actorName(role, replica, shard),
           `its setup failed on the node: ${(error as RemoteError).remoteMessage} [${(error as RemoteError).remoteCode}]`,
         );
       }
     }
     if (answer?.type !== 'ready') {
       throw new ExperimentSetupError(
-        rkvActorName(role, replica),
+        this.actorName(role, replica, shard),
         answer === undefined
           ? 'it never answered its setup'
           : `it refused its setup (${answer.type === 'refused' ? answer.reason : answer.type})`,
@@ -336,16 +469,19 @@ export class RkvActorConnection {
 }
 
 /**
- * Puts and gets with leader discovery: a command goes to the replica the client believes leads;
- * a refusal names the leader (or none yet, then the next replica is tried after a pause); no
- * answer moves on to the next replica. A put keeps its `(clientId, seq)` across retries, so the
- * replicas apply it once however often it is re-sent. One command at a time per client.
+ * Puts and gets with leader discovery: a command goes to its key's shard (`shardOf`), to the
+ * replica the client believes leads that shard; a refusal names the leader (or none yet, then the
+ * next replica is tried after a pause); no answer moves on to the next replica. A put keeps its
+ * `(clientId, seq)` across retries, so the shard's replicas apply it once however often it is
+ * re-sent. `seq` counts over all shards, so each shard's session table sees it increase (with
+ * gaps): one id serves every shard. One command at a time per client.
  */
 export class RkvActorClient {
   readonly clientId: number;
   readonly #connection: RkvActorConnection;
   #seq = 0;
-  #leader = 0;
+  /** Per shard, the replica believed to lead it. */
+  readonly #leaders: number[];
   #busy = false;
 
   constructor(connection: RkvActorConnection, clientId: number) {
@@ -354,11 +490,17 @@ export class RkvActorClient {
     }
     this.#connection = connection;
     this.clientId = clientId;
+    this.#leaders = Array.from({ length: connection.shards }, () => 0);
   }
 
-  /** The replica this client last saw leading. */
+  /** The replica this client last saw leading shard 0. */
   get leader(): number {
-    return this.#leader;
+    return this.leaderOf(0);
+  }
+
+  /** The replica this client last saw leading `shard`. */
+  leaderOf(shard: number): number {
+    return this.#leaders[shard] ?? 0;
   }
 
   /**
@@ -384,23 +526,25 @@ export class RkvActorClient {
     try {
       const deadline = performance.now() + giveUpMs;
       const replicas = this.#connection.replicas;
+      const shard = 'key' in message ? this.#connection.shardOf(message.key) : 0;
       while (performance.now() < deadline) {
+        const leader = this.leaderOf(shard);
         let answer: RkvMessage | undefined;
         try {
-          answer = await this.#connection.ask('consensus', this.#leader, message);
+          answer = await this.#connection.ask('consensus', leader, message, shard);
         } catch {
           // The node refused the request (overloaded, stopping): back off, then the next replica.
-          this.#leader = (this.#leader + 1) % replicas;
+          this.#leaders[shard] = (leader + 1) % replicas;
           await new Promise((wake) => setTimeout(wake, 25));
           continue;
         }
         if (answer?.type === expect) return answer;
-        if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== this.#leader) {
-          this.#leader = answer.leader;
+        if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
+          this.#leaders[shard] = answer.leader;
           continue;
         }
         // No answer (a dead or cut-off node) or no leader known yet: the next replica, after a pause.
-        this.#leader = (this.#leader + 1) % replicas;
+        this.#leaders[shard] = (leader + 1) % replicas;
         await new Promise((wake) => setTimeout(wake, answer === undefined ? 0 : 25));
       }
       throw new ClusterUnavailableError(message.type, giveUpMs);

@@ -10,11 +10,12 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { shardOf } from '../../../../src/apps/rkv/cluster/commands.ts';
 import { RespClient, respInfoFields } from '../../../../src/apps/rkv/resp/client.ts';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -229,34 +230,70 @@ test('cluster up prints the table and serves RESP; cluster status and cluster do
   }
 });
 
-test('cluster up rkv --actors refuses more than one shard before starting anything', async () => {
+test('cluster up rkv --actors --shards: bad counts, too little NIC memory and another shape are refused before anything starts', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rkv-cli-actors-'));
+  const upActors = (extra: string[]) =>
+    inProcess(['cluster', 'up', 'rkv', '--actors', '--data-dir', dataDir, '--base-port', '1', ...extra]);
   try {
-    const shards = await inProcess([
-      'cluster',
-      'up',
-      'rkv',
-      '--actors',
-      '--shards',
-      '2',
-      '--data-dir',
-      dataDir,
-    ]);
-    assert.equal(shards.code, 2);
-    assert.match(shards.stderr, /--actors runs one consensus group: drop --shards/);
+    for (const [extra, pattern] of [
+      [['--shards', '7'], /--shards with --actors must be at most 6/],
+      [['--shards', '0'], /--shards must be an integer in \[1, 64\], got "0"/],
+      [['--shards', '2.5'], /--shards must be an integer/],
+      [['--shards', '4', '--nic-memory', '128'], /leave each memtable 16384 bytes .* or use fewer shards/],
+      [['--nic-memory', '32'], /--nic-memory must be an integer in \[64, 1048576\]/],
+    ] as const) {
+      const refused = await upActors([...extra]);
+      assert.equal(refused.code, 2, `${extra.join(' ')}: ${refused.stderr}`);
+      assert.match(refused.stderr, pattern);
+    }
+    const noActors = await inProcess(['cluster', 'up', 'rkv', '--nic-memory', '1024', '--data-dir', dataDir]);
+    assert.equal(noActors.code, 2);
+    assert.match(noActors.stderr, /--nic-memory sizes the memtables of RKV on actors: use it with --actors/);
+
+    // A directory made with 2 shards refuses 3; one whose shape predates shards means 1 shard.
+    writeFileSync(
+      join(dataDir, 'actor-cluster-shape.json'),
+      JSON.stringify({ schemaVersion: 1, replicas: 3, shards: 2 }),
+    );
+    const reshard = await upActors(['--shards', '3']);
+    assert.equal(reshard.code, 2);
+    assert.match(reshard.stderr, /was made with --shards 2; start it with the same number/);
+    writeFileSync(
+      join(dataDir, 'actor-cluster-shape.json'),
+      JSON.stringify({ schemaVersion: 1, replicas: 3 }),
+    );
+    const older = await upActors(['--shards', '2']);
+    assert.equal(older.code, 2);
+    assert.match(older.stderr, /was made with --shards 1/);
+    // A data directory whose per-shard storage names would pass 63 bytes is refused, naming them.
+    const deep = join(dataDir, 'd'.repeat(40));
+    const long = await inProcess(['cluster', 'up', 'rkv', '--actors', '--shards', '2', '--data-dir', deep]);
+    assert.equal(long.code, 2);
+    assert.match(
+      long.stderr,
+      /replica-0\/s0\/(lsm|log\.journal)" is longer than the 63 bytes a setup message carries/,
+    );
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
-test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node comes back from its files, cluster down stops it', {
+test('cluster up rkv --actors --shards 2 --respawn: RESP on the printed port, a killed node comes back from its files in both shards, load --app rkv, cluster down stops it', {
   timeout: 120_000,
 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rkv-cli-actors-up-'));
   try {
     const [first] = await Promise.all([
-      up<{ engine: string; respPort: number; nodes: { replica: number; pid: number }[] }>(dataDir, [
+      up<{
+        engine: string;
+        respPort: number;
+        shards: number;
+        memtableLimitBytes: number;
+        nodes: { replica: number; pid: number; actors: string[] }[];
+      }>(dataDir, [
         '--actors',
+        '--shards',
+        '2',
         '--respawn',
         '--base-port',
         String(20_000 + (seed % 20_000)),
@@ -267,6 +304,16 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
     ]);
     assert.equal(first.document.engine, 'actors');
     assert.equal(first.document.nodes.length, 3);
+    assert.equal(first.document.shards, 2);
+    assert.equal(
+      first.document.memtableLimitBytes,
+      128 * 1024,
+      'the default 512 KiB of NIC memory / (2 × 2)',
+    );
+    assert.ok(
+      first.document.nodes[1]?.actors.includes('rkv-consensus-s1-1(nic)'),
+      'every node runs every shard',
+    );
     const client = await RespClient.connect(first.document.respPort, { timeoutMs: 20_000 });
     try {
       for (let i = 0; i < 20; i++) assert.equal(await client.command('SET', `k${i}`, `v${i}`), 'OK');
@@ -286,7 +333,16 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
       }
       assert.equal(status.code, 0, `every replica runs again: ${status.stdout}`);
       for (let i = 20; i < 30; i++) assert.equal(await client.command('SET', `k${i}`, `v${i}`), 'OK');
-      for (let i = 0; i < 30; i += 7) assert.equal(await client.command('GET', `k${i}`), `v${i}`);
+      const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+      const shardsHit = new Set(keys.map((key) => shardOf(Buffer.from(key), 2)));
+      assert.equal(shardsHit.size, 2, 'the keys span both shards');
+      assert.deepEqual(
+        await client.command('MGET', ...keys),
+        keys.map((_, i) => `v${i}`),
+      );
+      const info = await respInfoFields(client);
+      assert.equal(info.get('ipipe_shards'), '2');
+      assert.ok(info.has('shard_1_leader'), "INFO names each shard's leader");
       // The paper's workload through the same front (load-rkv.ts finds it in the state file).
       const load = await loadRkv(dataDir);
       assert.equal(load.code, 0, load.stderr);
@@ -313,6 +369,18 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
     ]);
     assert.equal(resized.code, 2);
     assert.match(resized.stderr, /was made with --replicas 3/);
+    const resharded = await inProcess([
+      'cluster',
+      'up',
+      'rkv',
+      '--actors',
+      '--shards',
+      '3',
+      '--data-dir',
+      dataDir,
+    ]);
+    assert.equal(resharded.code, 2);
+    assert.match(resharded.stderr, /was made with --shards 2/);
     const otherForm = await inProcess(['cluster', 'up', 'rkv', '--replicas', '3', '--data-dir', dataDir]);
     assert.equal(otherForm.code, 2);
     assert.match(otherForm.stderr, /holds RKV's actor cluster/);
@@ -321,6 +389,8 @@ test('cluster up rkv --actors --respawn: RESP on the printed port, a killed node
     // ids are new: the replicas' durable session tables would take reused ones for duplicates).
     const second = await up<{ respPort: number }>(dataDir, [
       '--actors',
+      '--shards',
+      '2',
       '--base-port',
       String(20_000 + (seed % 20_000)),
     ]);
