@@ -129,9 +129,17 @@ import type { ActorContext, ActorRef, HandlerWork } from '../../../actor/index.t
 import { defineActor, narrowRef } from '../../../actor/index.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
-import { encodeOrigin } from '../../../runtime/origin-codec.ts';
+import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { type Ballot, ballotRound, makeBallot, replicaId } from '../paxos/types.ts';
-import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import {
+  DEL_UNKNOWN,
+  deleteCommand,
+  isDeleteCommand,
+  NO_LEADER,
+  type RkvMessage,
+  type RkvMsg,
+  rkvMessages,
+} from './messages.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
@@ -836,7 +844,10 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
         state.set(META.duplicatesSkipped, state.num(META.duplicatesSkipped) + 1);
       } else state.sessions.set(record.clientId, record.seq);
     }
-    if ((!duplicate && record.key.length > 0) || record.origin.length > 0) {
+    if (duplicate && record.origin.length > 0 && isDeleteCommand(record)) {
+      // The delete took effect at an earlier slot, whose answer (existed or not) is not kept.
+      answerOrigin(ctx, record.origin, { type: 'del-ok', slot, existed: DEL_UNKNOWN });
+    } else if ((!duplicate && record.key.length + record.value.length > 0) || record.origin.length > 0) {
       sendTo(ctx, state.setup.memtable, {
         type: 'apply',
         slot,
@@ -851,7 +862,19 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
   if (written.length > 0) sync(ctx, state, 0, written, []);
 }
 
+/** Answers a client whose origin a log record kept. */
+function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
+  const decoded = readOrigin(origin, 0);
+  if (decoded === undefined) ctx.log.error({ type: message.type }, 'rkv: undecodable origin');
+  else ctx.replyTo(decoded.origin, message);
+}
+
 function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): void {
+  if (message.key.length === 0) {
+    // An empty key is how the log spells a delete or a no-op (messages.ts, "Deletes").
+    refuse(ctx, state, 'a put needs a non-empty key');
+    return;
+  }
   if (state.role !== LEADER) {
     const hint = state.num(META.leaderHint);
     refuse(
@@ -878,6 +901,45 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     state,
     slot,
     slotRecord(0, false, message, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
+  );
+  advanceChosen(ctx, state);
+}
+
+/**
+ * A client's delete: proposed as the command (key ∅, value = the key) under the client's session,
+ * exactly as a put is; the memtable answers `del-ok` once the tombstone is applied.
+ */
+function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): void {
+  if (message.key.length === 0) {
+    refuse(ctx, state, 'a delete needs a non-empty key');
+    return;
+  }
+  if (state.role !== LEADER) {
+    const hint = state.num(META.leaderHint);
+    refuse(
+      ctx,
+      state,
+      state.role === CANDIDATE
+        ? 'an election is running; retry'
+        : hint === NO_LEADER
+          ? 'not the leader, and no leader is known; retry'
+          : `not the leader; send deletes to replica ${hint}`,
+    );
+    return;
+  }
+  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
+    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'del-ok', slot: 0, existed: DEL_UNKNOWN });
+    return;
+  }
+  const slot = state.num(META.nextSlot);
+  state.set(META.nextSlot, slot + 1);
+  const command = { clientId: message.clientId, seq: message.seq, ...deleteCommand(message.key) };
+  propose(
+    ctx,
+    state,
+    slot,
+    slotRecord(0, false, command, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
   );
   advanceChosen(ctx, state);
 }
@@ -1686,6 +1748,7 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
       return;
     case 'put':
     case 'get':
+    case 'del':
       refuse(ctx, state, 'the replica is recovering its durable log; retry');
       return;
     default:
@@ -1884,7 +1947,7 @@ export const rkvConsensus = defineActor({
     const bytes = setupMap.getString('setup');
     if (bytes === undefined) {
       ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
-      if (message.type === 'put' || message.type === 'get') {
+      if (message.type === 'put' || message.type === 'get' || message.type === 'del') {
         refuse(ctx, undefined, 'the consensus actor is not set up yet');
       }
       return;
@@ -1902,6 +1965,9 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
   switch (message.type) {
     case 'put':
       onPut(ctx, state, message);
+      return;
+    case 'del':
+      onDel(ctx, state, message);
       return;
     case 'get':
       onGet(ctx, state, message);
@@ -1986,6 +2052,18 @@ function consensusWork(message: RkvMessage): HandlerWork {
     case 'put': {
       // Session look-up, record the slot (2 map ops: read next slot, store), one accept per follower (2).
       const bytes = message.key.length + message.value.length;
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          3 * LOG_RECORD_INSTRUCTIONS +
+          2 * SEND_INSTRUCTIONS +
+          3 * bytes * PER_BYTE_INSTRUCTIONS,
+      };
+    }
+    case 'del': {
+      // As a put whose value is the key.
+      const bytes = 2 * message.key.length;
       return {
         ...base,
         instructions:

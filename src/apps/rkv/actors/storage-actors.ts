@@ -21,10 +21,20 @@
  * consensus actor forwards a get only under its lease (with timers), or the leader is fixed
  * (static mode, where the offload experiment sends gets straight here). See consensus-actor.ts.
  *
+ * Deletes (messages.ts "Deletes"): an applied delete is a tombstone in the skip list; a get that
+ * meets it answers not-found without asking the SSTable reader, and a flush carries it to disk
+ * (sim-disk.ts drops it at the last level). The leader's memtable answers the waiting client
+ * whether the key existed at the delete's slot: it holds the key (value or tombstone) ⇒ at once;
+ * else it probes the SSTable reader. The disk must still be as it was before the delete when the
+ * probe reads it, so while a probe is out no flush is sent (`probesOut`): a table already in
+ * flight is older than the delete and the memtable found the key in neither memtable, so whether
+ * the probe sees that table or not, the answer is the same.
+ *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
- *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight
+ *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
+ *                                             2: delete probes out at the SSTable reader
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
  */
 
@@ -35,12 +45,20 @@ import type { ObjectId } from '../../../ids.ts';
 import { readOrigin } from '../../../runtime/origin-codec.ts';
 import { DmoMemtable } from '../lsm/dmo-memtable.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
-import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import {
+  DEL_ABSENT,
+  DEL_EXISTED,
+  isDeleteCommand,
+  NO_LEADER,
+  type RkvMessage,
+  type RkvMsg,
+  rkvMessages,
+} from './messages.ts';
 import { encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
-const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1 } as const;
+const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1, probesOut: 2 } as const;
 
 function rootOf(ctx: RkvContext, name: string): ObjectId {
   const id = ctx.root(name);
@@ -93,10 +111,16 @@ export function gateOnSetup<T extends RkvMessage['type']>(
 function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: DmoMemtable): void {
   if (active.approximateBytes < setup.limitBytes || ctx.root('frozen') !== undefined) return;
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  // A delete's probe reads the disk as it was before the delete: no newer table may reach it
+  // until the probe is answered (see "Deletes" in the header).
+  if ((meta.get(MEMTABLE_META.probesOut) ?? 0) > 0) return;
   const table = (meta.get(MEMTABLE_META.tablesFlushed) ?? 0) + 1;
   const entries: RunEntry[] = [];
   for (const entry of active.entries()) {
-    if (entry.kind === 'put') entries.push({ key: entry.key.slice(), value: entry.value.slice() });
+    entries.push({
+      key: entry.key.slice(),
+      value: entry.kind === 'put' ? entry.value.slice() : undefined,
+    });
   }
   ctx.setRoot('frozen', active.rootId);
   ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
@@ -112,6 +136,52 @@ function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: Dm
     { type: 'flush', table, entries: entries.length, run: encodeRun(entries) },
     { origin: 'none' },
   );
+}
+
+/**
+ * Applies a committed delete: a tombstone at `slot`. The waiting client (the leader's) is told
+ * whether the key held a value just before: from the memtable when it holds the key (a value or a
+ * tombstone), else from the SSTable reader by a probe — the flush hold in maybeFlush keeps the
+ * disk at its pre-delete state until the probe is answered.
+ */
+function memtableDelete(
+  ctx: RkvContext,
+  setup: RkvMsg<'memtable-setup'>,
+  active: DmoMemtable,
+  key: Uint8Array,
+  slot: number,
+  origin: Uint8Array,
+): void {
+  let held: boolean | undefined;
+  if (origin.length > 0) {
+    for (const root of [ctx.root('active'), ctx.root('frozen')]) {
+      if (root === undefined) continue;
+      const entry = DmoMemtable.open(ctx.dmo, root).get(key);
+      if (entry === undefined) continue;
+      held = entry.kind === 'put';
+      break;
+    }
+  }
+  active.delete(key, slot);
+  if (origin.length === 0) return;
+  if (held !== undefined) {
+    answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: held ? DEL_EXISTED : DEL_ABSENT });
+    return;
+  }
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
+    return;
+  }
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  ctx.send(reader, { type: 'probe', slot, key, origin }, { origin: 'self' });
+}
+
+function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
+  const decoded = readOrigin(origin, 0);
+  if (decoded === undefined) ctx.log.error({ type: message.type }, 'rkv: undecodable origin');
+  else ctx.replyTo(decoded.origin, message);
 }
 
 function memtableGet(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
@@ -162,6 +232,10 @@ export const rkvMemtable = defineActor({
       case 'get':
         return memtableGet(ctx, setup, message.key);
       case 'apply': {
+        if (isDeleteCommand(message)) {
+          memtableDelete(ctx, setup, active, message.value, message.slot, message.origin);
+          return maybeFlush(ctx, setup, active);
+        }
         if (message.key.length > 0) active.put(message.key, message.value, message.slot);
         if (message.origin.length > 0) {
           const decoded = readOrigin(message.origin, 0);
@@ -176,6 +250,16 @@ export const rkvMemtable = defineActor({
         });
         if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
         return maybeFlush(ctx, setup, active);
+      case 'probed': {
+        const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+        meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
+        answerOrigin(ctx, message.origin, {
+          type: 'del-ok',
+          slot: message.slot,
+          existed: message.existed ? DEL_EXISTED : DEL_ABSENT,
+        });
+        return maybeFlush(ctx, setup, active);
+      }
       case 'flushed': {
         const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
         const frozen = ctx.root('frozen');
@@ -208,7 +292,7 @@ export const rkvSstableReader = defineActor({
   exec(ctx, message) {
     const setup = gateOnSetup(ctx, message, 'sstable-setup');
     if (setup === undefined) return;
-    if (message.type !== 'get') return;
+    if (message.type !== 'get' && message.type !== 'probe') return;
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
       ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
@@ -218,6 +302,10 @@ export const rkvSstableReader = defineActor({
     }
     if (ctx.origin.kind === 'none') return;
     const found = disk.lookup(message.key).value;
+    if (message.type === 'probe') {
+      ctx.reply({ type: 'probed', slot: message.slot, existed: found !== undefined, origin: message.origin });
+      return;
+    }
     ctx.reply({ type: 'value', found: found !== undefined, value: found ?? new Uint8Array(0) });
   },
   cost: sstableWork,
@@ -299,7 +387,7 @@ function memtableWork(message: RkvMessage): HandlerWork {
 }
 
 function sstableWork(message: RkvMessage): HandlerWork {
-  if (message.type !== 'get') return { instructions: RKV_BASE_INSTRUCTIONS };
+  if (message.type !== 'get' && message.type !== 'probe') return { instructions: RKV_BASE_INSTRUCTIONS };
   // Cold data: index and block reads miss the caches far more than the NIC-side structures.
   return {
     instructions: RKV_BASE_INSTRUCTIONS + SSTABLE_READ_INSTRUCTIONS,
