@@ -10,9 +10,13 @@
  * `SET k v` then `GET k` in one pipeline reads v. Pipelined commands on different keys may commit
  * in either order — as across the slots of a Redis Cluster — since each runs as its own session.
  *
- * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked: DEL
- * (the memtable stores tombstones, but no message makes one yet), SET NX / XX (no conditional put)
- * and DBSIZE (no replica counts its keys). While no leader answers, commands get `-TRYAGAIN`.
+ * DEL deletes key by key (each a `del` committed through Multi-Paxos: a tombstone in the
+ * memtables, SSTables and snapshots) and counts the keys that existed.
+ *
+ * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
+ * SET NX / XX (no conditional put), DBSIZE (no replica counts its keys), and the count of a DEL
+ * whose reply was lost and whose retry met the session table (the delete is done, its answer not
+ * kept). While no leader answers, commands get `-TRYAGAIN`.
  */
 
 import { MAX_KEY_BYTES, MAX_VALUE_BYTES } from '../actors/messages.ts';
@@ -73,10 +77,22 @@ export class ActorKvBackend implements KvBackend {
     return true;
   }
 
-  del(): Promise<number> {
-    return Promise.reject(
-      new BackendUnsupportedError("DEL: RKV's actors do not delete yet (no message makes a tombstone)"),
+  /**
+   * Redis DEL: one delete per key, each committed through Multi-Paxos on its own (as MGET is one
+   * GET per key: not atomic across keys); the count is the keys that held a value at their
+   * delete's slot.
+   */
+  async del(keys: readonly Buffer[]): Promise<number> {
+    const existed = await Promise.all(
+      keys.map((key) => this.#with(key, (client) => client.del(key, this.#giveUpMs))),
     );
+    if (existed.includes(null)) {
+      throw new BackendUnsupportedError(
+        "DEL took effect, but a reply was lost and its retry could not say whether the key existed (RKV's " +
+          'sessions keep no answers); the keys are deleted — count them with EXISTS before a DEL if the count matters',
+      );
+    }
+    return existed.filter((value) => value === true).length;
   }
 
   async exists(keys: readonly Buffer[]): Promise<number> {

@@ -25,7 +25,15 @@ import { type ClusterSpec, parseClusterSpec } from '../../../platform/live/clust
 import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../../platform/live/net/client.ts';
 import { RemoteError } from '../../../platform/live/net/errors.ts';
-import { MAX_NAME_BYTES, MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
+import {
+  DEL_EXISTED,
+  DEL_UNKNOWN,
+  MAX_NAME_BYTES,
+  MAX_REPLICAS,
+  NO_LEADER,
+  type RkvMessage,
+  rkvMessages,
+} from '../actors/messages.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
 /** The module every node loads the actors from. */
@@ -371,13 +379,30 @@ export class RkvActorClient {
     return answer.type === 'put-ok' ? answer.slot : -1;
   }
 
+  /**
+   * Deletes under this client's session (exactly once, like a put); resolves once the tombstone is
+   * applied at the leader: true when the key held a value just before, false when it did not,
+   * null when a retry was answered from the session table (the delete took effect earlier and
+   * its answer was lost: the replicas keep seqs, not answers).
+   */
+  async del(key: Uint8Array, giveUpMs = 10_000): Promise<boolean | null> {
+    const message: RkvMessage = { type: 'del', clientId: this.clientId, seq: ++this.#seq, key };
+    const answer = await this.#command(message, 'del-ok', giveUpMs);
+    if (answer.type !== 'del-ok' || answer.existed === DEL_UNKNOWN) return null;
+    return answer.existed === DEL_EXISTED;
+  }
+
   /** Reads at the leader (under its lease); null when the key is absent. */
   async get(key: Uint8Array, giveUpMs = 10_000): Promise<Uint8Array | null> {
     const answer = await this.#command({ type: 'get', key }, 'value', giveUpMs);
     return answer.type === 'value' && answer.found ? answer.value : null;
   }
 
-  async #command(message: RkvMessage, expect: 'put-ok' | 'value', giveUpMs: number): Promise<RkvMessage> {
+  async #command(
+    message: RkvMessage,
+    expect: 'put-ok' | 'value' | 'del-ok',
+    giveUpMs: number,
+  ): Promise<RkvMessage> {
     if (this.#busy)
       throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
     this.#busy = true;
