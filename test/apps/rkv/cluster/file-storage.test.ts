@@ -188,3 +188,35 @@ test('an LsmDisk writes each run as durable SSTables, compacts them itself, and 
     reopened.close();
   });
 });
+
+test('an LsmDisk keeps tombstones from runs: a deleted key stays deleted through compaction and reopen', () => {
+  withDir((dir) => {
+    const path = join(dir, 'lsm');
+    const disk = LsmDisk.open(path);
+    const deleted = new Set<string>();
+    for (let r = 0; r < 10; r++) {
+      const entries = Array.from({ length: 40 }, (_, i) => {
+        const key = `key${(r * 13 + i * 7) % 120}`;
+        // Every third entry of the later runs deletes its key.
+        if (r >= 3 && i % 3 === 0) {
+          deleted.add(key);
+          return { key: bytes(key), value: undefined };
+        }
+        deleted.delete(key);
+        return { key: bytes(key), value: bytes(`r${r}`) };
+      });
+      disk.writeLevel0(encodeRun(entries));
+      if (disk.level0Tables >= 4) disk.compactLevel0();
+    }
+    assert.ok(deleted.size > 10, `keys deleted: ${deleted.size}`);
+    disk.close({ flush: false });
+    const reopened = LsmDisk.open(path);
+    for (const key of deleted) assert.equal(reopened.lookup(bytes(key)).value, undefined, key);
+    for (let k = 0; k < 120; k++) {
+      if (deleted.has(`key${k}`)) continue;
+      const value = reopened.lookup(bytes(`key${k}`)).value;
+      assert.ok(value === undefined || value.length === 2 || value.length === 3, `key${k}`);
+    }
+    reopened.close();
+  });
+});
