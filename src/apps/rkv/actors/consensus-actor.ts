@@ -31,6 +31,11 @@
  *          table (client → last seq applied) skips a command already applied (its waiting client
  *          is still answered, FIFO behind the real write); the leader answers a put whose seq is
  *          already applied at once.
+ *   deletes: a `del` is proposed like a put, as the command (key ∅, value = the key; messages.ts
+ *          "Deletes"), under the same session; applied, it is a tombstone in the memtable, which
+ *          answers `del-ok` with whether the key existed. A duplicate delete's client is answered
+ *          `del-ok` DEL_UNKNOWN (here, at apply, or by the leader at once): the sessions table
+ *          keeps seqs, not answers.
  *   lease reads: a `get` at the leader is served only while its lease holds — a majority
  *          (itself included) acknowledged a heartbeat it sent at t, lease until t + T — and once
  *          it applied a slot of its own ballot; then it goes to the memtable with the client's
