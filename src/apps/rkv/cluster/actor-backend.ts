@@ -46,6 +46,15 @@ export interface ActorKvBackendOptions {
   readonly giveUpMs?: number;
 }
 
+/** The log spells a delete with an empty key field (messages.ts "Deletes"): writes need a key. */
+function requireKey(command: string, key: Buffer): void {
+  if (key.length === 0) {
+    throw new BackendUnsupportedError(
+      `${command} with an empty key: RKV's actors need a key of 1 byte or more`,
+    );
+  }
+}
+
 export class ActorKvBackend implements KvBackend {
   readonly #connection: RkvActorConnection;
   readonly #idle: RkvActorClient[] = [];
@@ -73,6 +82,7 @@ export class ActorKvBackend implements KvBackend {
         "SET NX/XX: RKV's actors have no conditional put yet; use a plain SET",
       );
     }
+    requireKey('SET', key);
     await this.#with(key, (client) => client.put(key, value, this.#giveUpMs));
     return true;
   }
@@ -83,6 +93,7 @@ export class ActorKvBackend implements KvBackend {
    * delete's slot.
    */
   async del(keys: readonly Buffer[]): Promise<number> {
+    for (const key of keys) requireKey('DEL', key);
     const existed = await Promise.all(
       keys.map((key) => this.#with(key, (client) => client.del(key, this.#giveUpMs))),
     );

@@ -374,6 +374,7 @@ export class RkvActorClient {
    * retry was answered from the session table (the first attempt was applied, its answer lost).
    */
   async put(key: Uint8Array, value: Uint8Array, giveUpMs = 10_000): Promise<number> {
+    if (key.length === 0) throw new ConfigError('key', 'a put needs a key of 1 byte or more');
     const message: RkvMessage = { type: 'put', clientId: this.clientId, seq: ++this.#seq, key, value };
     const answer = await this.#command(message, 'put-ok', giveUpMs);
     return answer.type === 'put-ok' ? answer.slot : -1;
@@ -386,6 +387,7 @@ export class RkvActorClient {
    * its answer was lost: the replicas keep seqs, not answers).
    */
   async del(key: Uint8Array, giveUpMs = 10_000): Promise<boolean | null> {
+    if (key.length === 0) throw new ConfigError('key', 'a delete needs a key of 1 byte or more');
     const message: RkvMessage = { type: 'del', clientId: this.clientId, seq: ++this.#seq, key };
     const answer = await this.#command(message, 'del-ok', giveUpMs);
     if (answer.type !== 'del-ok' || answer.existed === DEL_UNKNOWN) return null;

@@ -57,6 +57,8 @@ test('DEL through RESP on the live actors: :1 then nil then :0, and still delete
       assert.equal(await resp.command('DEL', 'del:a'), 1, 'DEL of a key that exists');
       assert.equal(await resp.command('GET', 'del:a'), null, 'GET after DEL');
       assert.equal(await resp.command('DEL', 'del:a'), 0, 'DEL of a key that does not');
+      const empty = (await resp.command('SET', '', 'v')) as { error?: string };
+      assert.match(empty.error ?? '', /^ERR SET with an empty key/, 'the log spells deletes with empty keys');
       for (let i = 0; i < 40; i++) assert.equal(await resp.command('SET', `fill:${i}`, 'x'.repeat(40)), 'OK');
       assert.equal(
         await resp.command('DEL', 'fill:1', 'fill:2', 'del:none', 'fill:1'),
