@@ -33,9 +33,9 @@
  *          already applied at once.
  *   deletes: a `del` is proposed like a put, as the command (key ∅, value = the key; messages.ts
  *          "Deletes"), under the same session; applied, it is a tombstone in the memtable, which
- *          answers `del-ok` with whether the key existed. A duplicate delete's client is answered
- *          `del-ok` DEL_UNKNOWN (here, at apply, or by the leader at once): the sessions table
- *          keeps seqs, not answers.
+ *          answers `del-ok` with whether the key existed. A duplicate delete (skipped at apply, or
+ *          answered by the leader at once) goes to the memtable as `del-again`: the sessions table
+ *          keeps seqs, the leader's memtable each client's last delete answer (storage-actors.ts).
  *   lease reads: a `get` at the leader is served only while its lease holds — a majority
  *          (itself included) acknowledged a heartbeat it sent at t, lease until t + T — and once
  *          it applied a slot of its own ballot; then it goes to the memtable with the client's
@@ -134,10 +134,9 @@ import type { ActorContext, ActorRef, HandlerWork } from '../../../actor/index.t
 import { defineActor, narrowRef } from '../../../actor/index.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
-import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
+import { encodeOrigin } from '../../../runtime/origin-codec.ts';
 import { type Ballot, ballotRound, makeBallot, replicaId } from '../paxos/types.ts';
 import {
-  DEL_UNKNOWN,
   deleteCommand,
   isDeleteCommand,
   NO_LEADER,
@@ -849,9 +848,27 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
         state.set(META.duplicatesSkipped, state.num(META.duplicatesSkipped) + 1);
       } else state.sessions.set(record.clientId, record.seq);
     }
-    if (duplicate && record.origin.length > 0 && isDeleteCommand(record)) {
-      // The delete took effect at an earlier slot, whose answer (existed or not) is not kept.
-      answerOrigin(ctx, record.origin, { type: 'del-ok', slot, existed: DEL_UNKNOWN });
+    if (isDeleteCommand(record)) {
+      // A duplicate took effect at an earlier slot: its answer is the memtable's to give.
+      if (duplicate) {
+        if (record.origin.length > 0) {
+          sendTo(ctx, state.setup.memtable, {
+            type: 'del-again',
+            clientId: record.clientId,
+            seq: record.seq,
+            origin: record.origin,
+          });
+        }
+      } else {
+        sendTo(ctx, state.setup.memtable, {
+          type: 'apply-del',
+          slot,
+          clientId: record.clientId,
+          seq: record.seq,
+          key: record.value,
+          origin: record.origin,
+        });
+      }
     } else if ((!duplicate && record.key.length + record.value.length > 0) || record.origin.length > 0) {
       sendTo(ctx, state.setup.memtable, {
         type: 'apply',
@@ -865,13 +882,6 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
   }
   state.set(META.applied, applied);
   if (written.length > 0) sync(ctx, state, 0, written, []);
-}
-
-/** Answers a client whose origin a log record kept. */
-function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
-  const decoded = readOrigin(origin, 0);
-  if (decoded === undefined) ctx.log.error({ type: message.type }, 'rkv: undecodable origin');
-  else ctx.replyTo(decoded.origin, message);
 }
 
 function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): void {
@@ -934,7 +944,15 @@ function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): 
   }
   if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
     state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
-    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'del-ok', slot: 0, existed: DEL_UNKNOWN });
+    if (ctx.origin.kind !== 'none') {
+      // FIFO behind the apply-del of the first attempt: the memtable answers as it did then.
+      sendTo(ctx, state.setup.memtable, {
+        type: 'del-again',
+        clientId: message.clientId,
+        seq: message.seq,
+        origin: encodeOrigin(ctx.origin),
+      });
+    }
     return;
   }
   const slot = state.num(META.nextSlot);

@@ -12,14 +12,16 @@
  * index in the pre-loaded data set (see sim-disk.ts).
  *
  * Deletes: a client's `del` is its own message, but once in the log a delete travels in the same
- * fields as a put — `accept`, log entries (promise, catch-up, log-write, recover), `apply` and
- * snapshot items carry it as key = empty, value = the deleted key (`isDeleteCommand`). Every put
- * has a non-empty key and a no-op has both empty, so no put's bytes change (the offload
- * experiment's frames are byte-identical) and every path that moves log entries moves deletes.
+ * fields as a put — `accept`, log entries (promise, catch-up, log-write, recover), rebuilding
+ * `apply`s and snapshot items carry it as key = empty, value = the deleted key
+ * (`isDeleteCommand`). Every put has a non-empty key and a no-op has both empty, so no put's bytes
+ * change (the offload experiment's frames are byte-identical) and every path that moves log
+ * entries moves deletes.
  *
- *   client ─del─▶ consensus(leader) … chosen as a put is … ─apply(key ∅, value k)─▶ memtable:
- *          tombstone; k in the memtable ⇒ ─del-ok─▶ client; else ─probe─▶ sstable reader
- *          ─probed─▶ memtable ─del-ok─▶ client (no flush leaves while a probe is out)
+ *   client ─del─▶ consensus(leader) … chosen as a put is …
+ *          ─apply-del─▶ memtable: tombstone; k in the memtable ⇒ ─del-ok─▶ client; else ─probe─▶
+ *          sstable reader ─probed─▶ memtable ─del-ok─▶ client (no flush leaves while a probe is out)
+ *   retry of an applied delete: consensus ─del-again(clientId, seq)─▶ memtable ─del-ok─▶ client
  */
 
 import { field, type MessageOf, messages } from '../../../actor/index.ts';
@@ -282,23 +284,35 @@ export const rkvMessages = messages({
   /**
    * A delete's answer. `existed`: DEL_ABSENT, DEL_EXISTED (whether the key held a value just
    * before the delete took effect, at its slot), or DEL_UNKNOWN: a retry of a delete that had
-   * already taken effect (the sessions table keeps seqs, not answers).
+   * already taken effect, whose answer this replica's memtable does not hold (see `del-again`).
    */
   'del-ok': { slot: COUNT, existed: field.u8() },
   /**
    * The memtable to its SSTable reader: did `key` hold a value on disk? Asked for a delete the
    * memtable could not decide; answered `probed` (the memtable sends no flush meanwhile).
    */
-  probe: { slot: COUNT, key: KEY, origin: ORIGIN },
+  probe: { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
   /** The SSTable reader's answer to a probe; `origin`: the client the memtable answers. */
-  probed: { slot: COUNT, existed: field.bool(), origin: ORIGIN },
+  probed: { slot: COUNT, clientId: COUNT, seq: COUNT, existed: field.bool(), origin: ORIGIN },
+  /**
+   * A committed delete to the memtable (every replica, in slot order, as `apply`; rebuilds after a
+   * restart or an install send `apply` with the delete's wire form instead): carries the session
+   * so the answering memtable can remember it for a retry.
+   */
+  'apply-del': { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
+  /**
+   * The consensus actor to its memtable: a retry of session (clientId, seq), already applied;
+   * answer it `del-ok` with the answer the memtable gave it (the leader's memtable keeps each
+   * client's last), DEL_UNKNOWN when it has none (another replica answered it, or a restart).
+   */
+  'del-again': { clientId: COUNT, seq: COUNT, origin: ORIGIN },
 });
 
 /** `del-ok.existed`: the key held no value when the delete took effect. */
 export const DEL_ABSENT = 0;
 /** `del-ok.existed`: the key held a value when the delete took effect. */
 export const DEL_EXISTED = 1;
-/** `del-ok.existed`: a retry of a delete that already took effect; whether it existed is not kept. */
+/** `del-ok.existed`: a retry of a delete that already took effect, whose answer is not at hand. */
 export const DEL_UNKNOWN = 2;
 
 /**

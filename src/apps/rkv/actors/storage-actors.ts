@@ -28,13 +28,19 @@
  * else it probes the SSTable reader. The disk must still be as it was before the delete when the
  * probe reads it, so while a probe is out no flush is sent (`probesOut`): a table already in
  * flight is older than the delete and the memtable found the key in neither memtable, so whether
- * the probe sees that table or not, the answer is the same.
+ * the probe sees that table or not, the answer is the same. The memtable that answers a delete
+ * remembers it per client (`answers`), so a retry that finds the delete applied (`del-again` from
+ * the consensus actor, FIFO behind the `apply-del`) gets the same answer; a retry that reaches
+ * another replica after a fail-over, a restarted one, or one while the first's probe is still out,
+ * gets DEL_UNKNOWN.
  *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
  *                                             2: delete probes out at the SSTable reader
+ *                       answers DmoNumberMap  clientId → 2·seq + existed of the last delete this
+ *                                             memtable answered (a retry's `del-again`)
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
  */
 
@@ -48,6 +54,7 @@ import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
 import {
   DEL_ABSENT,
   DEL_EXISTED,
+  DEL_UNKNOWN,
   isDeleteCommand,
   NO_LEADER,
   type RkvMessage,
@@ -148,10 +155,15 @@ function memtableDelete(
   ctx: RkvContext,
   setup: RkvMsg<'memtable-setup'>,
   active: DmoMemtable,
-  key: Uint8Array,
-  slot: number,
+  command: {
+    readonly slot: number;
+    readonly clientId: number;
+    readonly seq: number;
+    readonly key: Uint8Array;
+  },
   origin: Uint8Array,
 ): void {
+  const { slot, key } = command;
   let held: boolean | undefined;
   if (origin.length > 0) {
     for (const root of [ctx.root('active'), ctx.root('frozen')]) {
@@ -165,7 +177,7 @@ function memtableDelete(
   active.delete(key, slot);
   if (origin.length === 0) return;
   if (held !== undefined) {
-    answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: held ? DEL_EXISTED : DEL_ABSENT });
+    answerDelete(ctx, command.clientId, command.seq, slot, held, origin);
     return;
   }
   const reader = rkvRef(ctx, setup.sstable);
@@ -175,7 +187,39 @@ function memtableDelete(
   }
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
   meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
-  ctx.send(reader, { type: 'probe', slot, key, origin }, { origin: 'self' });
+  ctx.send(
+    reader,
+    { type: 'probe', slot, clientId: command.clientId, seq: command.seq, key, origin },
+    { origin: 'self' },
+  );
+}
+
+/**
+ * Answers a delete's client and remembers the answer as the client's last (`answers`: clientId →
+ * 2·seq + existed), for a retry that finds the delete already applied (`del-again`).
+ */
+function answerDelete(
+  ctx: RkvContext,
+  clientId: number,
+  seq: number,
+  slot: number,
+  existed: boolean,
+  origin: Uint8Array,
+): void {
+  if (clientId > 0)
+    DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).set(clientId, 2 * seq + (existed ? 1 : 0));
+  answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: existed ? DEL_EXISTED : DEL_ABSENT });
+}
+
+/** A retry of an applied delete: the remembered answer, or DEL_UNKNOWN (see `del-again`). */
+function answerAgain(ctx: RkvContext, message: RkvMsg<'del-again'>): void {
+  const answer = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).get(message.clientId);
+  const known = answer !== undefined && Math.floor(answer / 2) === message.seq;
+  answerOrigin(ctx, message.origin, {
+    type: 'del-ok',
+    slot: 0,
+    existed: known ? (answer % 2 === 1 ? DEL_EXISTED : DEL_ABSENT) : DEL_UNKNOWN,
+  });
 }
 
 function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
@@ -223,6 +267,7 @@ export const rkvMemtable = defineActor({
     ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
     ctx.setRoot('meta', DmoNumberMap.create(ctx.dmo).rootId);
+    ctx.setRoot('answers', DmoNumberMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
     const setup = gateOnSetup(ctx, message, 'memtable-setup');
@@ -233,7 +278,9 @@ export const rkvMemtable = defineActor({
         return memtableGet(ctx, setup, message.key);
       case 'apply': {
         if (isDeleteCommand(message)) {
-          memtableDelete(ctx, setup, active, message.value, message.slot, message.origin);
+          // A rebuild (restart, install): no session, nobody waits.
+          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value };
+          memtableDelete(ctx, setup, active, command, message.origin);
           return maybeFlush(ctx, setup, active);
         }
         if (message.key.length > 0) active.put(message.key, message.value, message.slot);
@@ -250,14 +297,15 @@ export const rkvMemtable = defineActor({
         });
         if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
         return maybeFlush(ctx, setup, active);
+      case 'apply-del':
+        memtableDelete(ctx, setup, active, message, message.origin);
+        return maybeFlush(ctx, setup, active);
+      case 'del-again':
+        return answerAgain(ctx, message);
       case 'probed': {
         const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
         meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
-        answerOrigin(ctx, message.origin, {
-          type: 'del-ok',
-          slot: message.slot,
-          existed: message.existed ? DEL_EXISTED : DEL_ABSENT,
-        });
+        answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
         return maybeFlush(ctx, setup, active);
       }
       case 'flushed': {
@@ -303,7 +351,14 @@ export const rkvSstableReader = defineActor({
     if (ctx.origin.kind === 'none') return;
     const found = disk.lookup(message.key).value;
     if (message.type === 'probe') {
-      ctx.reply({ type: 'probed', slot: message.slot, existed: found !== undefined, origin: message.origin });
+      ctx.reply({
+        type: 'probed',
+        slot: message.slot,
+        clientId: message.clientId,
+        seq: message.seq,
+        existed: found !== undefined,
+        origin: message.origin,
+      });
       return;
     }
     ctx.reply({ type: 'value', found: found !== undefined, value: found ?? new Uint8Array(0) });
@@ -365,8 +420,10 @@ function memtableWork(message: RkvMessage): HandlerWork {
     case 'get':
       // Active then (rarely) frozen; a hit copies the value into the answer.
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS + 64 };
+    case 'apply-del':
     case 'apply': {
-      const bytes = message.key.length + message.value.length;
+      const bytes =
+        message.type === 'apply' ? message.key.length + message.value.length : 2 * message.key.length;
       return {
         ...base,
         instructions:

@@ -9,7 +9,8 @@
  *   tombstone  a get that meets a tombstone in the memtable answers not-found without a disk read
  *   probe      a delete whose tombstone is flushed at once (a 1-byte memtable) still answers as of
  *              its slot: the memtable holds its flushes while a probe is out
- *   sessions   a retried delete takes effect once (a later put survives the retry)
+ *   sessions   a retried delete takes effect once (a later put survives the retry) and is answered
+ *              as the first attempt was (the leader's memtable remembers each client's last)
  *   restart    a deleted key stays deleted on a replica restarted from its durable log after the
  *              delete was folded into the log's snapshot and its tombstone merged on disk
  *   transfer   a laggard brought back by a state transfer does not resurrect keys deleted while
@@ -193,18 +194,37 @@ test('a delete flushed at once still answers as of its slot: no flush leaves whi
   );
 });
 
-test('a retried delete takes effect once: a put after it survives the retry', () => {
+test('a retried delete takes effect once and gets the first answer again: a put after it survives', () => {
   const d = deployGroup();
   const leader = d.leader;
   const consensus = d.consensus[leader] as Ref;
   assert.equal(existedOf(call(d, leader, consensus, del(7, 1, 3)), 'del'), DEL_EXISTED);
   assert.equal(call(d, leader, consensus, putMessage(8, 1, 3, 42)).type, 'put-ok');
-  const retry = call(d, leader, consensus, del(7, 1, 3));
-  assert.deepEqual(retry, { type: 'del-ok', slot: 0, existed: DEL_UNKNOWN });
+  // The retry finds seq 1 applied: the leader's memtable gives the answer it gave (key 3 existed
+  // then; it exists again now, but a second delete would have said so and removed it).
+  assert.deepEqual(call(d, leader, consensus, del(7, 1, 3)), {
+    type: 'del-ok',
+    slot: 0,
+    existed: DEL_EXISTED,
+  });
   const got = call(d, leader, d.memtables[leader] as Ref, { type: 'get', key: rkvKey(3) });
   assert.deepEqual(got, { type: 'value', found: true, value: new Uint8Array([42]) });
+  // The same for an answer of "absent" (key 900 is beyond the base data), with a put in between.
+  assert.equal(existedOf(call(d, leader, consensus, del(7, 2, 900)), 'del 900'), DEL_ABSENT);
+  assert.equal(call(d, leader, consensus, putMessage(8, 2, 900, 5)).type, 'put-ok');
+  assert.deepEqual(call(d, leader, consensus, del(7, 2, 900)), {
+    type: 'del-ok',
+    slot: 0,
+    existed: DEL_ABSENT,
+  });
+  // A stale retry of seq 1 (the client has moved on): the memtable keeps only the last answer.
+  assert.deepEqual(call(d, leader, consensus, del(7, 1, 3)), {
+    type: 'del-ok',
+    slot: 0,
+    existed: DEL_UNKNOWN,
+  });
   // The session is shared with the client's puts: its next delete goes through.
-  assert.equal(existedOf(call(d, leader, consensus, del(7, 2, 3)), 'del seq 2'), DEL_EXISTED);
+  assert.equal(existedOf(call(d, leader, consensus, del(7, 3, 3)), 'del seq 3'), DEL_EXISTED);
 });
 
 /** Sends `message` to `ref` on node `at`; runs until answered or `waitNs` passed. */
