@@ -15,8 +15,7 @@
  *
  * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
  * SET NX / XX (no conditional put), DBSIZE (no replica counts its keys), and the count of a DEL
- * whose reply was lost and whose retry met the session table (the delete is done, its answer not
- * kept). While no leader answers, commands get `-TRYAGAIN`.
+ * whose retry crossed a fail-over (the delete is done, its answer kept only where it was given). While no leader answers, commands get `-TRYAGAIN`.
  */
 
 import { MAX_KEY_BYTES, MAX_VALUE_BYTES } from '../actors/messages.ts';
@@ -99,8 +98,9 @@ export class ActorKvBackend implements KvBackend {
     );
     if (existed.includes(null)) {
       throw new BackendUnsupportedError(
-        "DEL took effect, but a reply was lost and its retry could not say whether the key existed (RKV's " +
-          'sessions keep no answers); the keys are deleted — count them with EXISTS before a DEL if the count matters',
+        'DEL took effect, but its reply was lost and the retry reached a replica that did not give the first ' +
+          "answer (a fail-over or restart: RKV's actors keep a delete's answer only where it was given); the keys " +
+          'are deleted — count them with EXISTS before a DEL if the count matters',
       );
     }
     return existed.filter((value) => value === true).length;

@@ -383,8 +383,8 @@ export class RkvActorClient {
   /**
    * Deletes under this client's session (exactly once, like a put); resolves once the tombstone is
    * applied at the leader: true when the key held a value just before, false when it did not,
-   * null when a retry was answered from the session table (the delete took effect earlier and
-   * its answer was lost: the replicas keep seqs, not answers).
+   * null when a retry found it applied at a replica that did not give the first answer (after a
+   * fail-over or restart: the delete took effect once, its answer is kept only where it was given).
    */
   async del(key: Uint8Array, giveUpMs = 10_000): Promise<boolean | null> {
     if (key.length === 0) throw new ConfigError('key', 'a delete needs a key of 1 byte or more');
