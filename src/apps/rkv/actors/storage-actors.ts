@@ -65,6 +65,8 @@ import { encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
+const EMPTY = new Uint8Array(0);
+
 const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1, probesOut: 2 } as const;
 
 function rootOf(ctx: RkvContext, name: string): ObjectId {
@@ -305,7 +307,9 @@ export const rkvMemtable = defineActor({
       case 'probed': {
         const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
         meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
-        answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
+        // No origin: the reader could not answer (and told the client so).
+        if (message.origin.length > 0)
+          answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
         return maybeFlush(ctx, setup, active);
       }
       case 'flushed': {
@@ -344,8 +348,21 @@ export const rkvSstableReader = defineActor({
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
       ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
-      if (ctx.origin.kind !== 'none')
-        ctx.reply({ type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER });
+      const refused: RkvMessage = { type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER };
+      if (message.type === 'probe') {
+        // The delete is applied; its client hears the refusal (a retry gets DEL_UNKNOWN), and the
+        // memtable must still count the probe answered, or its flushes would be held for good.
+        answerOrigin(ctx, message.origin, refused);
+        if (ctx.origin.kind !== 'none')
+          ctx.reply({
+            type: 'probed',
+            slot: message.slot,
+            clientId: message.clientId,
+            seq: message.seq,
+            existed: false,
+            origin: EMPTY,
+          });
+      } else if (ctx.origin.kind !== 'none') ctx.reply(refused);
       return;
     }
     if (ctx.origin.kind === 'none') return;

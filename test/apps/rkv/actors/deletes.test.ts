@@ -9,6 +9,7 @@
  *   tombstone  a get that meets a tombstone in the memtable answers not-found without a disk read
  *   probe      a delete whose tombstone is flushed at once (a 1-byte memtable) still answers as of
  *              its slot: the memtable holds its flushes while a probe is out
+ *   no disk    a probe the SSTable reader cannot serve refuses the client and releases the hold
  *   sessions   a retried delete takes effect once (a later put survives the retry) and is answered
  *              as the first attempt was (the leader's memtable remembers each client's last)
  *   restart    a deleted key stays deleted on a replica restarted from its durable log after the
@@ -25,14 +26,15 @@ import {
   DEL_UNKNOWN,
   type RkvMessage,
   rkvKey,
+  rkvMessages,
 } from '../../../../src/apps/rkv/actors/messages.ts';
 import {
   crashReplica,
   type RkvSimDeployment,
   restartReplica,
 } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
-import { baseValue } from '../../../../src/apps/rkv/actors/sim-disk.ts';
-import { DmoNumberMap } from '../../../../src/dmo/index.ts';
+import { baseValue, registerSimDisk, unregisterSimDisk } from '../../../../src/apps/rkv/actors/sim-disk.ts';
+import { DmoHashMap, DmoNumberMap } from '../../../../src/dmo/index.ts';
 import { Random } from '../../../../src/random.ts';
 import {
   BASE_KEYS,
@@ -192,6 +194,35 @@ test('a delete flushed at once still answers as of its slot: no flush leaves whi
     model,
     Array.from({ length: 70 }, (_, i) => i),
   );
+});
+
+test('a probe the SSTable reader cannot serve (no disk) refuses the client and releases the flush hold', () => {
+  const d = deployGroup({ memtableLimitBytes: 64 });
+  const leader = d.leader;
+  const reader = d.cluster.node(leader).instance(d.sstables[leader]!.id);
+  const setup = rkvMessages.decode(DmoHashMap.open(reader.heap, reader.root('setup')!).getString('setup')!);
+  assert.equal(setup.type, 'sstable-setup');
+  const name = setup.type === 'sstable-setup' ? setup.disk : '';
+  unregisterSimDisk(name);
+  const answer = call(d, leader, d.consensus[leader] as Ref, del(1, 1, 7));
+  assert.equal(answer.type, 'refused');
+  assert.match(answer.type === 'refused' ? answer.reason : '', /no disk/);
+  registerSimDisk(name, d.disks[leader]!);
+  const tables = d.disks[leader]!.tablesWritten;
+  for (let i = 0; i < 20; i++)
+    assert.equal(
+      call(d, leader, d.consensus[leader] as Ref, putMessage(2, i + 1, 600 + i, i)).type,
+      'put-ok',
+    );
+  assert.ok(d.disks[leader]!.tablesWritten > tables, 'the memtable flushes again');
+  // The delete was applied all the same; its retry finds it done, with no answer kept.
+  assert.deepEqual(call(d, leader, d.consensus[leader] as Ref, del(1, 1, 7)), {
+    type: 'del-ok',
+    slot: 0,
+    existed: DEL_UNKNOWN,
+  });
+  const got = call(d, leader, d.memtables[leader] as Ref, { type: 'get', key: rkvKey(7) });
+  assert.equal(got.type === 'value' && got.found, false);
 });
 
 test('a retried delete takes effect once and gets the first answer again: a put after it survives', () => {
