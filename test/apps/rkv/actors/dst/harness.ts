@@ -7,7 +7,8 @@
  * timeouts and retries (a retried put or delete keeps its clientId and seq: exactly-once; about a
  * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
  * are as before; a delete's answer says whether the key existed and is checked like a read,
- * except a retry answered from the sessions table, DEL_UNKNOWN, which counts as indeterminate);
+ * except DEL_UNKNOWN — a retry of an applied delete at a replica that did not answer it first —
+ * which counts as indeterminate);
  * on `refused`
  * they follow the leader hint, on a timeout they try the next replica. Optionally the consensus
  * and memtable actors of random replicas are force-migrated NIC↔host mid-run.
