@@ -8,8 +8,9 @@
  * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
  * are as before; a delete's answer says whether the key existed and is checked like a read,
  * except DEL_UNKNOWN — a retry of an applied delete at a replica that did not answer it first —
- * which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try the next replica. Optionally the consensus
- * and memtable actors of random replicas are force-migrated NIC↔host mid-run.
+ * which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try
+ * the next replica. Optionally the consensus and memtable actors of random replicas are
+ * force-migrated NIC↔host mid-run.
  *
  * Node crash and restart: every replica has a durable log on its host (log-actor.ts). The nemesis
  * crashes one or two random replicas per run (the leader in about half of the crashes) at random
