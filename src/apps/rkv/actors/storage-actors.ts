@@ -441,10 +441,14 @@ function memtableWork(message: RkvMessage): HandlerWork {
     case 'apply': {
       const bytes =
         message.type === 'apply' ? message.key.length + message.value.length : 2 * message.key.length;
+      // A delete someone waits for first looks the key up in the memtables (`existed`).
+      const lookup =
+        message.type === 'apply-del' && message.origin.length > 0 ? SKIPLIST_SEARCH_INSTRUCTIONS : 0;
       return {
         ...base,
         instructions:
           RKV_BASE_INSTRUCTIONS +
+          lookup +
           SKIPLIST_INSERT_INSTRUCTIONS +
           FLUSH_ENCODE_INSTRUCTIONS +
           2 * bytes * PER_BYTE_INSTRUCTIONS,
