@@ -266,7 +266,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
     );
     writeOut(
       `\ntry:  redis-cli -p ${respPort} set k v · ipipe load --app rkv --data-dir ${options.dataDir}\n` +
-        `      (DEL, SET NX/XX and DBSIZE answer -ERR: the actors do not have them yet)\n` +
+        `      (SET NX/XX and DBSIZE answer -ERR: the actors do not have them yet)\n` +
         `stop: Ctrl-C, or ipipe cluster down --data-dir ${options.dataDir}`,
     );
   }

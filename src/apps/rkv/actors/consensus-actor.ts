@@ -31,6 +31,11 @@
  *          table (client → last seq applied) skips a command already applied (its waiting client
  *          is still answered, FIFO behind the real write); the leader answers a put whose seq is
  *          already applied at once.
+ *   deletes: a `del` is proposed like a put, as the command (key ∅, value = the key; messages.ts
+ *          "Deletes"), under the same session; applied, it is a tombstone in the memtable, which
+ *          answers `del-ok` with whether the key existed. A duplicate delete (skipped at apply, or
+ *          answered by the leader at once) goes to the memtable as `del-again`: the sessions table
+ *          keeps seqs, the leader's memtable each client's last delete answer (storage-actors.ts).
  *   lease reads: a `get` at the leader is served only while its lease holds — a majority
  *          (itself included) acknowledged a heartbeat it sent at t, lease until t + T — and once
  *          it applied a slot of its own ballot; then it goes to the memtable with the client's
@@ -131,7 +136,14 @@ import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
 import { encodeOrigin } from '../../../runtime/origin-codec.ts';
 import { type Ballot, ballotRound, makeBallot, replicaId } from '../paxos/types.ts';
-import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import {
+  deleteCommand,
+  isDeleteCommand,
+  NO_LEADER,
+  type RkvMessage,
+  type RkvMsg,
+  rkvMessages,
+} from './messages.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
@@ -836,7 +848,28 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
         state.set(META.duplicatesSkipped, state.num(META.duplicatesSkipped) + 1);
       } else state.sessions.set(record.clientId, record.seq);
     }
-    if ((!duplicate && record.key.length > 0) || record.origin.length > 0) {
+    if (isDeleteCommand(record)) {
+      // A duplicate took effect at an earlier slot: its answer is the memtable's to give.
+      if (duplicate) {
+        if (record.origin.length > 0) {
+          sendTo(ctx, state.setup.memtable, {
+            type: 'del-again',
+            clientId: record.clientId,
+            seq: record.seq,
+            origin: record.origin,
+          });
+        }
+      } else {
+        sendTo(ctx, state.setup.memtable, {
+          type: 'apply-del',
+          slot,
+          clientId: record.clientId,
+          seq: record.seq,
+          key: record.value,
+          origin: record.origin,
+        });
+      }
+    } else if ((!duplicate && record.key.length + record.value.length > 0) || record.origin.length > 0) {
       sendTo(ctx, state.setup.memtable, {
         type: 'apply',
         slot,
@@ -852,6 +885,11 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
 }
 
 function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): void {
+  if (message.key.length === 0) {
+    // An empty key is how the log spells a delete or a no-op (messages.ts, "Deletes").
+    refuse(ctx, state, 'a put needs a non-empty key');
+    return;
+  }
   if (state.role !== LEADER) {
     const hint = state.num(META.leaderHint);
     refuse(
@@ -878,6 +916,53 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     state,
     slot,
     slotRecord(0, false, message, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
+  );
+  advanceChosen(ctx, state);
+}
+
+/**
+ * A client's delete: proposed as the command (key ∅, value = the key) under the client's session,
+ * exactly as a put is; the memtable answers `del-ok` once the tombstone is applied.
+ */
+function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): void {
+  if (message.key.length === 0) {
+    refuse(ctx, state, 'a delete needs a non-empty key');
+    return;
+  }
+  if (state.role !== LEADER) {
+    const hint = state.num(META.leaderHint);
+    refuse(
+      ctx,
+      state,
+      state.role === CANDIDATE
+        ? 'an election is running; retry'
+        : hint === NO_LEADER
+          ? 'not the leader, and no leader is known; retry'
+          : `not the leader; send deletes to replica ${hint}`,
+    );
+    return;
+  }
+  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
+    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+    if (ctx.origin.kind !== 'none') {
+      // FIFO behind the apply-del of the first attempt: the memtable answers as it did then.
+      sendTo(ctx, state.setup.memtable, {
+        type: 'del-again',
+        clientId: message.clientId,
+        seq: message.seq,
+        origin: encodeOrigin(ctx.origin),
+      });
+    }
+    return;
+  }
+  const slot = state.num(META.nextSlot);
+  state.set(META.nextSlot, slot + 1);
+  const command = { clientId: message.clientId, seq: message.seq, ...deleteCommand(message.key) };
+  propose(
+    ctx,
+    state,
+    slot,
+    slotRecord(0, false, command, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
   );
   advanceChosen(ctx, state);
 }
@@ -1686,6 +1771,7 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
       return;
     case 'put':
     case 'get':
+    case 'del':
       refuse(ctx, state, 'the replica is recovering its durable log; retry');
       return;
     default:
@@ -1884,7 +1970,7 @@ export const rkvConsensus = defineActor({
     const bytes = setupMap.getString('setup');
     if (bytes === undefined) {
       ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
-      if (message.type === 'put' || message.type === 'get') {
+      if (message.type === 'put' || message.type === 'get' || message.type === 'del') {
         refuse(ctx, undefined, 'the consensus actor is not set up yet');
       }
       return;
@@ -1902,6 +1988,9 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
   switch (message.type) {
     case 'put':
       onPut(ctx, state, message);
+      return;
+    case 'del':
+      onDel(ctx, state, message);
       return;
     case 'get':
       onGet(ctx, state, message);
@@ -1986,6 +2075,18 @@ function consensusWork(message: RkvMessage): HandlerWork {
     case 'put': {
       // Session look-up, record the slot (2 map ops: read next slot, store), one accept per follower (2).
       const bytes = message.key.length + message.value.length;
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          3 * LOG_RECORD_INSTRUCTIONS +
+          2 * SEND_INSTRUCTIONS +
+          3 * bytes * PER_BYTE_INSTRUCTIONS,
+      };
+    }
+    case 'del': {
+      // As a put whose value is the key.
+      const bytes = 2 * message.key.length;
       return {
         ...base,
         instructions:

@@ -10,6 +10,18 @@
  *
  * Keys are 16 bytes (`rkvKey`: "k" and 15 decimal digits of the key's index), so a key names its
  * index in the pre-loaded data set (see sim-disk.ts).
+ *
+ * Deletes: a client's `del` is its own message, but once in the log a delete travels in the same
+ * fields as a put — `accept`, log entries (promise, catch-up, log-write, recover), rebuilding
+ * `apply`s and snapshot items carry it as key = empty, value = the deleted key
+ * (`isDeleteCommand`). Every put has a non-empty key and a no-op has both empty, so no put's bytes
+ * change (the offload experiment's frames are byte-identical) and every path that moves log
+ * entries moves deletes.
+ *
+ *   client ─del─▶ consensus(leader) … chosen as a put is …
+ *          ─apply-del─▶ memtable: tombstone; k in the memtable ⇒ ─del-ok─▶ client; else ─probe─▶
+ *          sstable reader ─probed─▶ memtable ─del-ok─▶ client (no flush leaves while a probe is out)
+ *   retry of an applied delete: consensus ─del-again(clientId, seq)─▶ memtable ─del-ok─▶ client
  */
 
 import { field, type MessageOf, messages } from '../../../actor/index.ts';
@@ -261,7 +273,66 @@ export const rkvMessages = messages({
   'pre-vote': { from: REPLICA, ballot: COUNT, fromSlot: COUNT },
   /** The answer: `granted` if a prepare would be promised; `promised`: the receiver's promise. */
   'pre-vote-reply': { from: REPLICA, ballot: COUNT, granted: field.bool(), promised: COUNT },
+
+  // ---- deletes (see "Deletes" in the header; last, so the tags above keep their positions) -------
+  /**
+   * Delete a key; sent to the leader's consensus actor, committed through Multi-Paxos like a put
+   * (same exactly-once session: `clientId` > 0 with a per-client increasing `seq`, shared with
+   * the client's puts). Answered `del-ok` once the tombstone is in the leader's memtable.
+   */
+  del: { clientId: COUNT, seq: COUNT, key: KEY },
+  /**
+   * A delete's answer. `existed`: DEL_ABSENT, DEL_EXISTED (whether the key held a value just
+   * before the delete took effect, at its slot), or DEL_UNKNOWN: a retry of a delete that had
+   * already taken effect, whose answer this replica's memtable does not hold (see `del-again`).
+   */
+  'del-ok': { slot: COUNT, existed: field.u8() },
+  /**
+   * The memtable to its SSTable reader: did `key` hold a value on disk? Asked for a delete the
+   * memtable could not decide; answered `probed` (the memtable sends no flush meanwhile).
+   */
+  probe: { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
+  /** The SSTable reader's answer to a probe; `origin`: the client the memtable answers. */
+  probed: { slot: COUNT, clientId: COUNT, seq: COUNT, existed: field.bool(), origin: ORIGIN },
+  /**
+   * A committed delete to the memtable (every replica, in slot order, as `apply`; rebuilds after a
+   * restart or an install send `apply` with the delete's wire form instead): carries the session
+   * so the answering memtable can remember it for a retry.
+   */
+  'apply-del': { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
+  /**
+   * The consensus actor to its memtable: a retry of session (clientId, seq), already applied;
+   * answer it `del-ok` with the answer the memtable gave it (the leader's memtable keeps each
+   * client's last), DEL_UNKNOWN when it has none (another replica answered it, or a restart).
+   */
+  'del-again': { clientId: COUNT, seq: COUNT, origin: ORIGIN },
 });
+
+/** `del-ok.existed`: the key held no value when the delete took effect. */
+export const DEL_ABSENT = 0;
+/** `del-ok.existed`: the key held a value when the delete took effect. */
+export const DEL_EXISTED = 1;
+/** `del-ok.existed`: a retry of a delete that already took effect, whose answer is not at hand. */
+export const DEL_UNKNOWN = 2;
+
+/**
+ * Whether a wire command (an accept, a log entry, an apply, a snapshot item) is a delete: the key
+ * field is empty and the value field holds the deleted key. An empty key with an empty value is a
+ * no-op, and every put has a non-empty key, so puts keep their bytes (see the header).
+ */
+export function isDeleteCommand(command: { readonly key: Uint8Array; readonly value: Uint8Array }): boolean {
+  return command.key.length === 0 && command.value.length > 0;
+}
+
+/** The key a wire command writes or deletes (empty for a no-op). */
+export function commandKey(command: { readonly key: Uint8Array; readonly value: Uint8Array }): Uint8Array {
+  return command.key.length > 0 ? command.key : command.value;
+}
+
+/** A delete of `key` in the wire form (`isDeleteCommand`). */
+export function deleteCommand(key: Uint8Array): { key: Uint8Array; value: Uint8Array } {
+  return { key: new Uint8Array(0), value: key };
+}
 
 /** `refused.leader` when the refuser knows no leader. */
 export const NO_LEADER = 255;

@@ -6,8 +6,10 @@
  *   base data   the pre-loaded data set: every key index in [0, baseKeys) has a value of
  *               `valueBytes` bytes computed from its index (`baseValue`), so a million keys cost
  *               no memory here; the tables below shadow it
- *   level 1     one sorted table, the merge of earlier level-0 tables (major compaction)
- *   level 0     the tables minor compactions wrote, newest last; each is one frozen memtable
+ *   level 1     one sorted table, the merge of earlier level-0 tables (major compaction); the last
+ *               level written, so tombstones are dropped here unless they hide base data
+ *   level 0     the tables minor compactions wrote, newest last; each is one frozen memtable,
+ *               tombstones (deleted keys) included
  *
  * A lookup reads level 0 newest first, then level 1, then the base data: the LSM read order.
  * Tables are JS maps (the model needs their contents, not their block layout); what reading and
@@ -21,19 +23,30 @@ import { rkvKeyIndex } from './messages.ts';
 
 const latin1 = new TextDecoder('latin1');
 
-/** What a run entry holds. */
+function encodeLatin1(name: string): Uint8Array {
+  const bytes = new Uint8Array(name.length);
+  for (let i = 0; i < name.length; i++) bytes[i] = name.charCodeAt(i);
+  return bytes;
+}
+
+/** What a run entry holds: a value, or undefined for a tombstone (the key was deleted). */
 export interface RunEntry {
   readonly key: Uint8Array;
-  readonly value: Uint8Array;
+  readonly value: Uint8Array | undefined;
 }
+
+/** The value length that marks a tombstone in a run (no value is that long: MAX_VALUE_BYTES). */
+const TOMBSTONE_LENGTH = 0xffff_ffff;
 
 /**
  * A frozen memtable as bytes, in key order: [count u32] then per entry [key length u8][key]
- * [value length u32][value] (little-endian). What a flush carries from the NIC to the host.
+ * [value length u32][value] (little-endian); a tombstone is the value length 0xffffffff and no
+ * value bytes (so a run of puts has the bytes it had before deletes existed). What a flush
+ * carries from the NIC to the host.
  */
 export function encodeRun(entries: readonly RunEntry[]): Uint8Array {
   let bytes = 4;
-  for (const entry of entries) bytes += 1 + entry.key.length + 4 + entry.value.length;
+  for (const entry of entries) bytes += 1 + entry.key.length + 4 + (entry.value?.length ?? 0);
   const out = new Uint8Array(bytes);
   const view = new DataView(out.buffer);
   view.setUint32(0, entries.length, true);
@@ -42,6 +55,11 @@ export function encodeRun(entries: readonly RunEntry[]): Uint8Array {
     out[at] = key.length;
     out.set(key, at + 1);
     at += 1 + key.length;
+    if (value === undefined) {
+      view.setUint32(at, TOMBSTONE_LENGTH, true);
+      at += 4;
+      continue;
+    }
     view.setUint32(at, value.length, true);
     out.set(value, at + 4);
     at += 4 + value.length;
@@ -62,6 +80,11 @@ export function decodeRun(run: Uint8Array): RunEntry[] {
     const key = run.slice(at + 1, at + 1 + keyBytes);
     at += 1 + keyBytes;
     const valueBytes = view.getUint32(at, true);
+    if (valueBytes === TOMBSTONE_LENGTH) {
+      entries.push({ key, value: undefined });
+      at += 4;
+      continue;
+    }
     if (at + 4 + valueBytes > run.length) throw new RangeError('run truncated');
     entries.push({ key, value: run.slice(at + 4, at + 4 + valueBytes) });
     at += 4 + valueBytes;
@@ -80,7 +103,10 @@ export function baseValue(index: number, valueBytes: number): Uint8Array {
   return value;
 }
 
-/** What one lookup found, and how deep it went (for tests and the docs' read order). */
+/**
+ * What one lookup found, and how deep it went (for tests and the docs' read order). `value`
+ * undefined with a level: a tombstone there hid whatever lies below.
+ */
 export interface DiskLookup {
   readonly value: Uint8Array | undefined;
   /** 'level-0', 'level-1', 'base' or 'none'. */
@@ -91,8 +117,10 @@ export interface DiskLookup {
 export class SimDisk {
   readonly baseKeys: number;
   readonly valueBytes: number;
-  readonly #level0: Map<string, Uint8Array>[] = [];
-  #level1 = new Map<string, Uint8Array>();
+  /** Tables: key → value, or null for a tombstone. */
+  readonly #level0: Map<string, Uint8Array | null>[] = [];
+  #level1 = new Map<string, Uint8Array | null>();
+  #tombstonesDropped = 0;
   #tablesWritten = 0;
   #bytesWritten = 0;
 
@@ -121,17 +149,26 @@ export class SimDisk {
     return this.#bytesWritten;
   }
 
+  /** Tombstones that major compactions dropped (nothing older below them to hide). */
+  get tombstonesDropped(): number {
+    return this.#tombstonesDropped;
+  }
+
   /** Writes a flushed run as the newest level-0 table; returns its entry count. */
   writeLevel0(run: Uint8Array): number {
-    const table = new Map<string, Uint8Array>();
-    for (const entry of decodeRun(run)) table.set(latin1.decode(entry.key), entry.value);
+    const table = new Map<string, Uint8Array | null>();
+    for (const entry of decodeRun(run)) table.set(latin1.decode(entry.key), entry.value ?? null);
     this.#level0.push(table);
     this.#tablesWritten++;
     this.#bytesWritten += run.length;
     return table.size;
   }
 
-  /** Merges every level-0 table into level 1 (newest wins); returns the entries merged. */
+  /**
+   * Merges every level-0 table into level 1 (newest wins); returns the entries merged. Level 1 is
+   * the last level the disk writes, so a tombstone is dropped there — unless the key is in the
+   * base data below it (immutable: the tombstone is all that hides the base value).
+   */
   compactLevel0(): number {
     let merged = 0;
     const level1 = new Map(this.#level1);
@@ -141,20 +178,30 @@ export class SimDisk {
         merged++;
       }
     }
+    for (const [key, value] of level1) {
+      if (value !== null || this.#inBase(key)) continue;
+      level1.delete(key);
+      this.#tombstonesDropped++;
+    }
     this.#level0.length = 0;
     this.#level1 = level1;
     return merged;
   }
 
-  /** The key's newest value in LSM read order. */
+  #inBase(name: string): boolean {
+    const index = rkvKeyIndex(encodeLatin1(name));
+    return index !== undefined && index < this.baseKeys;
+  }
+
+  /** The key's newest value in LSM read order (a tombstone ends the search: not found). */
   lookup(key: Uint8Array): DiskLookup {
     const name = latin1.decode(key);
     for (let i = this.#level0.length - 1; i >= 0; i--) {
       const value = this.#level0[i]?.get(name);
-      if (value !== undefined) return { value, from: 'level-0' };
+      if (value !== undefined) return { value: value ?? undefined, from: 'level-0' };
     }
     const value = this.#level1.get(name);
-    if (value !== undefined) return { value, from: 'level-1' };
+    if (value !== undefined) return { value: value ?? undefined, from: 'level-1' };
     const index = rkvKeyIndex(key);
     if (index !== undefined && index < this.baseKeys) {
       return { value: baseValue(index, this.valueBytes), from: 'base' };

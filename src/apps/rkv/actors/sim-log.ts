@@ -9,7 +9,8 @@
  *   entries    slot → (ballot, command, chosen): the acceptor's accepted values, and the chosen
  *              entries the replica applied (written before the replica reports them applied)
  *   snapshot   the state machine at the truncation point: key → value of every applied write up to
- *              `truncated`, and the sessions table (client → last seq applied) at that point
+ *              `truncated` (a deleted key → a tombstone item, key ∅ and value = the key, which is
+ *              never dropped: see `fold`), and the sessions table (client → last seq applied)
  *
  * Truncation folds the contiguous chosen prefix up to a slot into the snapshot, in slot order and
  * with the same exactly-once rule as the consensus actor's apply (a command whose seq a session
@@ -32,6 +33,8 @@
  * reached by the name the log actor's setup carries (`registerSimLog`), per incarnation of the
  * node: a crashed node's actors can no longer find it.
  */
+
+import { commandKey } from './messages.ts';
 
 const latin1 = new TextDecoder('latin1');
 
@@ -291,7 +294,7 @@ export class SimLog {
     for (let c = 0; c < chunks; c++) {
       const part = staging.got.get(c);
       if (part === undefined) return undefined;
-      for (const item of part.items) snapshot.set(latin1.decode(item.key), item);
+      for (const item of part.items) snapshot.set(latin1.decode(commandKey(item)), item);
       for (const session of part.sessions) sessions.set(session.clientId, session.seq);
     }
     this.#snapshot = snapshot;
@@ -329,7 +332,11 @@ function fold(entry: DurableEntry, sessions: Map<number, number>, snapshot: Map<
     if (entry.seq <= last) return;
     sessions.set(entry.clientId, entry.seq);
   }
-  if (entry.key.length > 0) snapshot.set(latin1.decode(entry.key), { key: entry.key, value: entry.value });
+  // A delete stays in the snapshot as a tombstone item (the wire form, messages.ts "Deletes"): a
+  // replica that installs or recovers the snapshot may hold the key's old value in its SSTables
+  // (or its base data), and only the tombstone hides it.
+  const key = commandKey(entry);
+  if (key.length > 0) snapshot.set(latin1.decode(key), { key: entry.key, value: entry.value });
 }
 
 function copyEntry(entry: DurableEntry): DurableEntry {

@@ -21,10 +21,26 @@
  * consensus actor forwards a get only under its lease (with timers), or the leader is fixed
  * (static mode, where the offload experiment sends gets straight here). See consensus-actor.ts.
  *
+ * Deletes (messages.ts "Deletes"): an applied delete is a tombstone in the skip list; a get that
+ * meets it answers not-found without asking the SSTable reader, and a flush carries it to disk
+ * (sim-disk.ts drops it at the last level). The leader's memtable answers the waiting client
+ * whether the key existed at the delete's slot: it holds the key (value or tombstone) ⇒ at once;
+ * else it probes the SSTable reader. The disk must still be as it was before the delete when the
+ * probe reads it, so while a probe is out no flush is sent (`probesOut`): a table already in
+ * flight is older than the delete and the memtable found the key in neither memtable, so whether
+ * the probe sees that table or not, the answer is the same. The memtable that answers a delete
+ * remembers it per client (`answers`), so a retry that finds the delete applied (`del-again` from
+ * the consensus actor, FIFO behind the `apply-del`) gets the same answer; a retry that reaches
+ * another replica after a fail-over, a restarted one, or one while the first's probe is still out,
+ * gets DEL_UNKNOWN.
+ *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
- *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight
+ *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
+ *                                             2: delete probes out at the SSTable reader
+ *                       answers DmoNumberMap  clientId → 2·seq + existed of the last delete this
+ *                                             memtable answered (a retry's `del-again`)
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
  */
 
@@ -35,12 +51,23 @@ import type { ObjectId } from '../../../ids.ts';
 import { readOrigin } from '../../../runtime/origin-codec.ts';
 import { DmoMemtable } from '../lsm/dmo-memtable.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
-import { NO_LEADER, type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import {
+  DEL_ABSENT,
+  DEL_EXISTED,
+  DEL_UNKNOWN,
+  isDeleteCommand,
+  NO_LEADER,
+  type RkvMessage,
+  type RkvMsg,
+  rkvMessages,
+} from './messages.ts';
 import { encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
-const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1 } as const;
+const EMPTY = new Uint8Array(0);
+
+const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1, probesOut: 2 } as const;
 
 function rootOf(ctx: RkvContext, name: string): ObjectId {
   const id = ctx.root(name);
@@ -93,10 +120,16 @@ export function gateOnSetup<T extends RkvMessage['type']>(
 function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: DmoMemtable): void {
   if (active.approximateBytes < setup.limitBytes || ctx.root('frozen') !== undefined) return;
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  // A delete's probe reads the disk as it was before the delete: no newer table may reach it
+  // until the probe is answered (see "Deletes" in the header).
+  if ((meta.get(MEMTABLE_META.probesOut) ?? 0) > 0) return;
   const table = (meta.get(MEMTABLE_META.tablesFlushed) ?? 0) + 1;
   const entries: RunEntry[] = [];
   for (const entry of active.entries()) {
-    if (entry.kind === 'put') entries.push({ key: entry.key.slice(), value: entry.value.slice() });
+    entries.push({
+      key: entry.key.slice(),
+      value: entry.kind === 'put' ? entry.value.slice() : undefined,
+    });
   }
   ctx.setRoot('frozen', active.rootId);
   ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
@@ -112,6 +145,89 @@ function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: Dm
     { type: 'flush', table, entries: entries.length, run: encodeRun(entries) },
     { origin: 'none' },
   );
+}
+
+/**
+ * Applies a committed delete: a tombstone at `slot`. The waiting client (the leader's) is told
+ * whether the key held a value just before: from the memtable when it holds the key (a value or a
+ * tombstone), else from the SSTable reader by a probe — the flush hold in maybeFlush keeps the
+ * disk at its pre-delete state until the probe is answered.
+ */
+function memtableDelete(
+  ctx: RkvContext,
+  setup: RkvMsg<'memtable-setup'>,
+  active: DmoMemtable,
+  command: {
+    readonly slot: number;
+    readonly clientId: number;
+    readonly seq: number;
+    readonly key: Uint8Array;
+  },
+  origin: Uint8Array,
+): void {
+  const { slot, key } = command;
+  let held: boolean | undefined;
+  if (origin.length > 0) {
+    for (const root of [ctx.root('active'), ctx.root('frozen')]) {
+      if (root === undefined) continue;
+      const entry = DmoMemtable.open(ctx.dmo, root).get(key);
+      if (entry === undefined) continue;
+      held = entry.kind === 'put';
+      break;
+    }
+  }
+  active.delete(key, slot);
+  if (origin.length === 0) return;
+  if (held !== undefined) {
+    answerDelete(ctx, command.clientId, command.seq, slot, held, origin);
+    return;
+  }
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
+    return;
+  }
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  ctx.send(
+    reader,
+    { type: 'probe', slot, clientId: command.clientId, seq: command.seq, key, origin },
+    { origin: 'self' },
+  );
+}
+
+/**
+ * Answers a delete's client and remembers the answer as the client's last (`answers`: clientId →
+ * 2·seq + existed), for a retry that finds the delete already applied (`del-again`).
+ */
+function answerDelete(
+  ctx: RkvContext,
+  clientId: number,
+  seq: number,
+  slot: number,
+  existed: boolean,
+  origin: Uint8Array,
+): void {
+  if (clientId > 0)
+    DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).set(clientId, 2 * seq + (existed ? 1 : 0));
+  answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: existed ? DEL_EXISTED : DEL_ABSENT });
+}
+
+/** A retry of an applied delete: the remembered answer, or DEL_UNKNOWN (see `del-again`). */
+function answerAgain(ctx: RkvContext, message: RkvMsg<'del-again'>): void {
+  const answer = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).get(message.clientId);
+  const known = answer !== undefined && Math.floor(answer / 2) === message.seq;
+  answerOrigin(ctx, message.origin, {
+    type: 'del-ok',
+    slot: 0,
+    existed: known ? (answer % 2 === 1 ? DEL_EXISTED : DEL_ABSENT) : DEL_UNKNOWN,
+  });
+}
+
+function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
+  const decoded = readOrigin(origin, 0);
+  if (decoded === undefined) ctx.log.error({ type: message.type }, 'rkv: undecodable origin');
+  else ctx.replyTo(decoded.origin, message);
 }
 
 function memtableGet(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
@@ -153,6 +269,7 @@ export const rkvMemtable = defineActor({
     ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
     ctx.setRoot('meta', DmoNumberMap.create(ctx.dmo).rootId);
+    ctx.setRoot('answers', DmoNumberMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
     const setup = gateOnSetup(ctx, message, 'memtable-setup');
@@ -162,6 +279,12 @@ export const rkvMemtable = defineActor({
       case 'get':
         return memtableGet(ctx, setup, message.key);
       case 'apply': {
+        if (isDeleteCommand(message)) {
+          // A rebuild (restart, install): no session, nobody waits.
+          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value };
+          memtableDelete(ctx, setup, active, command, message.origin);
+          return maybeFlush(ctx, setup, active);
+        }
         if (message.key.length > 0) active.put(message.key, message.value, message.slot);
         if (message.origin.length > 0) {
           const decoded = readOrigin(message.origin, 0);
@@ -176,6 +299,19 @@ export const rkvMemtable = defineActor({
         });
         if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
         return maybeFlush(ctx, setup, active);
+      case 'apply-del':
+        memtableDelete(ctx, setup, active, message, message.origin);
+        return maybeFlush(ctx, setup, active);
+      case 'del-again':
+        return answerAgain(ctx, message);
+      case 'probed': {
+        const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+        meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
+        // No origin: the reader could not answer (and told the client so).
+        if (message.origin.length > 0)
+          answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
+        return maybeFlush(ctx, setup, active);
+      }
       case 'flushed': {
         const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
         const frozen = ctx.root('frozen');
@@ -208,16 +344,40 @@ export const rkvSstableReader = defineActor({
   exec(ctx, message) {
     const setup = gateOnSetup(ctx, message, 'sstable-setup');
     if (setup === undefined) return;
-    if (message.type !== 'get') return;
+    if (message.type !== 'get' && message.type !== 'probe') return;
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
       ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
-      if (ctx.origin.kind !== 'none')
-        ctx.reply({ type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER });
+      const refused: RkvMessage = { type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER };
+      if (message.type === 'probe') {
+        // The delete is applied; its client hears the refusal (a retry gets DEL_UNKNOWN), and the
+        // memtable must still count the probe answered, or its flushes would be held for good.
+        answerOrigin(ctx, message.origin, refused);
+        if (ctx.origin.kind !== 'none')
+          ctx.reply({
+            type: 'probed',
+            slot: message.slot,
+            clientId: message.clientId,
+            seq: message.seq,
+            existed: false,
+            origin: EMPTY,
+          });
+      } else if (ctx.origin.kind !== 'none') ctx.reply(refused);
       return;
     }
     if (ctx.origin.kind === 'none') return;
     const found = disk.lookup(message.key).value;
+    if (message.type === 'probe') {
+      ctx.reply({
+        type: 'probed',
+        slot: message.slot,
+        clientId: message.clientId,
+        seq: message.seq,
+        existed: found !== undefined,
+        origin: message.origin,
+      });
+      return;
+    }
     ctx.reply({ type: 'value', found: found !== undefined, value: found ?? new Uint8Array(0) });
   },
   cost: sstableWork,
@@ -277,12 +437,18 @@ function memtableWork(message: RkvMessage): HandlerWork {
     case 'get':
       // Active then (rarely) frozen; a hit copies the value into the answer.
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS + 64 };
+    case 'apply-del':
     case 'apply': {
-      const bytes = message.key.length + message.value.length;
+      const bytes =
+        message.type === 'apply' ? message.key.length + message.value.length : 2 * message.key.length;
+      // A delete someone waits for first looks the key up in the memtables (`existed`).
+      const lookup =
+        message.type === 'apply-del' && message.origin.length > 0 ? SKIPLIST_SEARCH_INSTRUCTIONS : 0;
       return {
         ...base,
         instructions:
           RKV_BASE_INSTRUCTIONS +
+          lookup +
           SKIPLIST_INSERT_INSTRUCTIONS +
           FLUSH_ENCODE_INSTRUCTIONS +
           2 * bytes * PER_BYTE_INSTRUCTIONS,
@@ -299,7 +465,7 @@ function memtableWork(message: RkvMessage): HandlerWork {
 }
 
 function sstableWork(message: RkvMessage): HandlerWork {
-  if (message.type !== 'get') return { instructions: RKV_BASE_INSTRUCTIONS };
+  if (message.type !== 'get' && message.type !== 'probe') return { instructions: RKV_BASE_INSTRUCTIONS };
   // Cold data: index and block reads miss the caches far more than the NIC-side structures.
   return {
     instructions: RKV_BASE_INSTRUCTIONS + SSTABLE_READ_INSTRUCTIONS,

@@ -15,9 +15,13 @@
  * per key, each after the commands queued before it on that key, and answers in the keys' order
  * (not atomic across shards, as in the process-per-replica form). INFO names each shard's leader.
  *
- * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked: DEL
- * (the memtable stores tombstones, but no message makes one yet), SET NX / XX (no conditional put)
- * and DBSIZE (no replica counts its keys). While no leader answers, commands get `-TRYAGAIN`.
+ * DEL deletes key by key (each a `del` committed through Multi-Paxos in its key's shard: a
+ * tombstone in the memtables, SSTables and snapshots) and counts the keys that existed.
+ *
+ * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
+ * SET NX / XX (no conditional put), DBSIZE (no replica counts its keys), and the count of a DEL
+ * whose retry crossed a fail-over (the delete is done, its answer kept only where it was given).
+ * While no leader answers, commands get `-TRYAGAIN`.
  */
 
 import { MAX_KEY_BYTES, MAX_VALUE_BYTES } from '../actors/messages.ts';
@@ -45,6 +49,15 @@ export interface ActorKvBackendOptions {
   readonly firstClientId: number;
   /** How long a command may look for a leader before `-TRYAGAIN` (default 5000 ms). */
   readonly giveUpMs?: number;
+}
+
+/** The log spells a delete with an empty key field (messages.ts "Deletes"): writes need a key. */
+function requireKey(command: string, key: Buffer): void {
+  if (key.length === 0) {
+    throw new BackendUnsupportedError(
+      `${command} with an empty key: RKV's actors need a key of 1 byte or more`,
+    );
+  }
 }
 
 export class ActorKvBackend implements KvBackend {
@@ -76,14 +89,29 @@ export class ActorKvBackend implements KvBackend {
         "SET NX/XX: RKV's actors have no conditional put yet; use a plain SET",
       );
     }
+    requireKey('SET', key);
     await this.#with(key, (client) => client.put(key, value, this.#giveUpMs));
     return true;
   }
 
-  del(): Promise<number> {
-    return Promise.reject(
-      new BackendUnsupportedError("DEL: RKV's actors do not delete yet (no message makes a tombstone)"),
+  /**
+   * Redis DEL: one delete per key, each committed through Multi-Paxos on its own (as MGET is one
+   * GET per key: not atomic across keys); the count is the keys that held a value at their
+   * delete's slot.
+   */
+  async del(keys: readonly Buffer[]): Promise<number> {
+    for (const key of keys) requireKey('DEL', key);
+    const existed = await Promise.all(
+      keys.map((key) => this.#with(key, (client) => client.del(key, this.#giveUpMs))),
     );
+    if (existed.includes(null)) {
+      throw new BackendUnsupportedError(
+        'DEL took effect, but its reply was lost and the retry reached a replica that did not give the first ' +
+          "answer (a fail-over or restart: RKV's actors keep a delete's answer only where it was given); the keys " +
+          'are deleted — count them with EXISTS before a DEL if the count matters',
+      );
+    }
+    return existed.filter((value) => value === true).length;
   }
 
   async exists(keys: readonly Buffer[]): Promise<number> {

@@ -34,7 +34,15 @@ import { type ClusterSpec, parseClusterSpec } from '../../../platform/live/clust
 import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../../platform/live/net/client.ts';
 import { RemoteError } from '../../../platform/live/net/errors.ts';
-import { MAX_NAME_BYTES, MAX_REPLICAS, NO_LEADER, type RkvMessage, rkvMessages } from '../actors/messages.ts';
+import {
+  DEL_EXISTED,
+  DEL_UNKNOWN,
+  MAX_NAME_BYTES,
+  MAX_REPLICAS,
+  NO_LEADER,
+  type RkvMessage,
+  rkvMessages,
+} from '../actors/messages.ts';
 import { shardOf } from './commands.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
@@ -508,9 +516,24 @@ export class RkvActorClient {
    * retry was answered from the session table (the first attempt was applied, its answer lost).
    */
   async put(key: Uint8Array, value: Uint8Array, giveUpMs = 10_000): Promise<number> {
+    if (key.length === 0) throw new ConfigError('key', 'a put needs a key of 1 byte or more');
     const message: RkvMessage = { type: 'put', clientId: this.clientId, seq: ++this.#seq, key, value };
     const answer = await this.#command(message, 'put-ok', giveUpMs);
     return answer.type === 'put-ok' ? answer.slot : -1;
+  }
+
+  /**
+   * Deletes under this client's session (exactly once, like a put); resolves once the tombstone is
+   * applied at the leader: true when the key held a value just before, false when it did not,
+   * null when a retry found it applied at a replica that did not give the first answer (after a
+   * fail-over or restart: the delete took effect once, its answer is kept only where it was given).
+   */
+  async del(key: Uint8Array, giveUpMs = 10_000): Promise<boolean | null> {
+    if (key.length === 0) throw new ConfigError('key', 'a delete needs a key of 1 byte or more');
+    const message: RkvMessage = { type: 'del', clientId: this.clientId, seq: ++this.#seq, key };
+    const answer = await this.#command(message, 'del-ok', giveUpMs);
+    if (answer.type !== 'del-ok' || answer.existed === DEL_UNKNOWN) return null;
+    return answer.existed === DEL_EXISTED;
   }
 
   /** Reads at the leader (under its lease); null when the key is absent. */
@@ -519,7 +542,11 @@ export class RkvActorClient {
     return answer.type === 'value' && answer.found ? answer.value : null;
   }
 
-  async #command(message: RkvMessage, expect: 'put-ok' | 'value', giveUpMs: number): Promise<RkvMessage> {
+  async #command(
+    message: RkvMessage,
+    expect: 'put-ok' | 'value' | 'del-ok',
+    giveUpMs: number,
+  ): Promise<RkvMessage> {
     if (this.#busy)
       throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
     this.#busy = true;

@@ -383,7 +383,11 @@ export class LsmDisk extends SimDisk {
 
   override writeLevel0(run: Uint8Array): number {
     const entries = decodeRun(run);
-    for (const { key, value } of entries) this.#engine.put(key, value);
+    for (const { key, value } of entries) {
+      // The engine's own tombstone: its compaction drops it at the last level (lsm/compaction.ts).
+      if (value === undefined) this.#engine.delete(key);
+      else this.#engine.put(key, value);
+    }
     this.#engine.flush();
     return entries.length;
   }

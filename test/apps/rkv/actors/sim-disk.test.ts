@@ -55,3 +55,26 @@ test('a disk with a bad size is a ConfigError', () => {
   assert.throws(() => new SimDisk({ baseKeys: -1, valueBytes: 8 }), ConfigError);
   assert.throws(() => new SimDisk({ baseKeys: 1, valueBytes: 0.5 }), ConfigError);
 });
+
+test('tombstones round-trip in a run, hide older values, and a merge drops them at level 1 unless base data lies below', () => {
+  const disk = new SimDisk({ baseKeys: 10, valueBytes: 4 });
+  const run = encodeRun([
+    { key: rkvKey(3), value: undefined },
+    { key: rkvKey(20), value: bytes(9) },
+  ]);
+  assert.deepEqual(decodeRun(run), [
+    { key: rkvKey(3), value: undefined },
+    { key: rkvKey(20), value: bytes(9) },
+  ]);
+  // A run of puts has the bytes it had before tombstones existed: 4 + (1 + 16 + 4 + 1).
+  assert.equal(encodeRun([{ key: rkvKey(20), value: bytes(9) }]).length, 26);
+  disk.writeLevel0(run);
+  disk.writeLevel0(encodeRun([{ key: rkvKey(20), value: undefined }]));
+  assert.deepEqual(disk.lookup(rkvKey(3)), { value: undefined, from: 'level-0' }, 'hides the base value');
+  assert.deepEqual(disk.lookup(rkvKey(20)), { value: undefined, from: 'level-0' }, 'hides the older put');
+  disk.compactLevel0();
+  assert.equal(disk.tombstonesDropped, 1, "key 20's tombstone: nothing below level 1 to hide");
+  assert.deepEqual(disk.lookup(rkvKey(3)), { value: undefined, from: 'level-1' }, 'kept over the base data');
+  assert.deepEqual(disk.lookup(rkvKey(20)), { value: undefined, from: 'none' });
+  assert.deepEqual(disk.lookup(rkvKey(4)).value, baseValue(4, 4));
+});

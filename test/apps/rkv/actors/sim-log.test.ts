@@ -213,3 +213,42 @@ test('a snapshot at or below the truncation point is answered as installed by it
     'the snapshot is untouched',
   );
 });
+
+test('a delete folds into the snapshot as a tombstone item, which checkpoints ship and a stage keys by its key', () => {
+  const del = (slot: number, key: string): DurableEntry => ({
+    slot,
+    ballot: 2,
+    chosen: true,
+    clientId: 1,
+    seq: slot,
+    key: new Uint8Array(0),
+    value: encoder.encode(key),
+  });
+  const log = new SimLog();
+  log.write(2, [entry(1, 2, true, 'a', 'x'), entry(2, 2, true, 'b', 'y'), del(3, 'a'), del(4, 'c')]);
+  assert.equal(log.truncate(4), 4);
+  const show = (items: readonly { key: Uint8Array; value: Uint8Array }[]) =>
+    items
+      .map((item) =>
+        item.key.length === 0
+          ? `-${decoder.decode(item.value)}`
+          : `${decoder.decode(item.key)}=${decoder.decode(item.value)}`,
+      )
+      .sort();
+  // The tombstones stay: a replica that recovers or installs this may hold a and c in its SSTables.
+  assert.deepEqual(show(log.read().snapshot), ['-a', '-c', 'b=y']);
+  const checkpoint = log.checkpoint(0, 0, 1 << 20);
+  assert.ok(checkpoint !== undefined);
+  assert.deepEqual(show(checkpoint.chunks.flatMap((chunk) => chunk.items)), ['-a', '-c', 'b=y']);
+  // A receiver: a tombstone of b over its own b=old, keyed by b (not by the empty key field).
+  const receiver = new SimLog();
+  receiver.write(1, [entry(1, 1, true, 'b', 'old')]);
+  receiver.truncate(1);
+  const items = [
+    { key: new Uint8Array(0), value: encoder.encode('b') },
+    { key: new Uint8Array(0), value: encoder.encode('d') },
+    { key: encoder.encode('e'), value: encoder.encode('1') },
+  ];
+  assert.deepEqual(receiver.stage(9, 0, 1, { items, sessions: [] }), { items: 3, sessions: 0 });
+  assert.deepEqual(show(receiver.read().snapshot), ['-b', '-d', 'e=1']);
+});

@@ -2,8 +2,8 @@
  * The files under RKV's live actors (file-storage.ts): a reopened FileLog equals the log that
  * wrote it — whatever mix of writes, truncations and staged snapshots came before, and across the
  * journal rewrites — a torn tail (a crash mid-append) is cut and the rest kept, and a damaged
- * record refuses the open with the file's name; an LsmDisk keeps every run (real SSTables,
- * compacted by the engine) across a reopen.
+ * record refuses the open with the file's name (deletes and tombstone items included); an LsmDisk
+ * keeps every run (real SSTables, compacted by the engine) across a reopen, tombstones included.
  */
 
 import assert from 'node:assert/strict';
@@ -64,8 +64,11 @@ test('a reopened FileLog equals the log that wrote it, through writes, truncatio
           let ballot = 1;
           for (const step of steps) {
             if (step.kind === 'write') {
+              // Every third slot a delete (key ∅, value = the key: messages.ts "Deletes").
               const entries = Array.from({ length: step.slots }, () =>
-                entry(next++, ballot, step.chosen, `k${next % 5}`, `v${next}`),
+                next % 3 === 0
+                  ? { ...entry(next++, ballot, step.chosen, '', ''), value: bytes(`k${next % 5}`) }
+                  : entry(next++, ballot, step.chosen, `k${next % 5}`, `v${next}`),
               );
               log.write(ballot++, entries);
             } else if (step.kind === 'truncate') {
@@ -76,7 +79,10 @@ test('a reopened FileLog equals the log that wrote it, through writes, truncatio
               const slot = log.truncated + step.ahead;
               for (let chunk = 0; chunk < step.chunks; chunk++) {
                 log.stage(slot, chunk, step.chunks, {
-                  items: [{ key: bytes(`s${chunk}`), value: bytes(`snap${slot}`) }],
+                  items: [
+                    { key: bytes(`s${chunk}`), value: bytes(`snap${slot}`) },
+                    { key: new Uint8Array(0), value: bytes(`gone${chunk}`) },
+                  ],
                   sessions: [{ clientId: 9, seq: slot + chunk }],
                 });
               }
@@ -185,6 +191,38 @@ test('an LsmDisk writes each run as durable SSTables, compacts them itself, and 
     const reopened = LsmDisk.open(path);
     for (const [k, v] of model) assert.deepEqual(reopened.lookup(bytes(k)).value, bytes(v), k);
     assert.equal(reopened.lookup(bytes('absent')).from, 'none');
+    reopened.close();
+  });
+});
+
+test('an LsmDisk keeps tombstones from runs: a deleted key stays deleted through compaction and reopen', () => {
+  withDir((dir) => {
+    const path = join(dir, 'lsm');
+    const disk = LsmDisk.open(path);
+    const deleted = new Set<string>();
+    for (let r = 0; r < 10; r++) {
+      const entries = Array.from({ length: 40 }, (_, i) => {
+        const key = `key${(r * 13 + i * 7) % 120}`;
+        // Every third entry of the later runs deletes its key.
+        if (r >= 3 && i % 3 === 0) {
+          deleted.add(key);
+          return { key: bytes(key), value: undefined };
+        }
+        deleted.delete(key);
+        return { key: bytes(key), value: bytes(`r${r}`) };
+      });
+      disk.writeLevel0(encodeRun(entries));
+      if (disk.level0Tables >= 4) disk.compactLevel0();
+    }
+    assert.ok(deleted.size > 10, `keys deleted: ${deleted.size}`);
+    disk.close({ flush: false });
+    const reopened = LsmDisk.open(path);
+    for (const key of deleted) assert.equal(reopened.lookup(bytes(key)).value, undefined, key);
+    for (let k = 0; k < 120; k++) {
+      if (deleted.has(`key${k}`)) continue;
+      const value = reopened.lookup(bytes(`key${k}`)).value;
+      assert.ok(value === undefined || value.length === 2 || value.length === 3, `key${k}`);
+    }
     reopened.close();
   });
 });

@@ -3,10 +3,14 @@
  * SimNode running the four RKV actors (consensus with timers, memtable, SSTable reader,
  * compaction), on one SimCluster whose fabric drops, duplicates and reorders (jitter) frames and
  * is partitioned by a nemesis (leader isolation, a random node cut off, a cut pair, heal).
- * Closed-loop clients put and get a few keys through the replica they believe leads, with
- * timeouts and retries (a retried put keeps its clientId and seq: exactly-once); on `refused`
- * they follow the leader hint, on a timeout they try the next replica. Optionally the consensus
- * and memtable actors of random replicas are force-migrated NIC↔host mid-run.
+ * Closed-loop clients put, delete and get a few keys through the replica they believe leads, with
+ * timeouts and retries (a retried put or delete keeps its clientId and seq: exactly-once; about a
+ * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
+ * are as before; a delete's answer says whether the key existed and is checked like a read,
+ * except DEL_UNKNOWN — a retry of an applied delete at a replica that did not answer it first —
+ * which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try
+ * the next replica. Optionally the consensus and memtable actors of random replicas are
+ * force-migrated NIC↔host mid-run.
  *
  * Node crash and restart: every replica has a durable log on its host (log-actor.ts). The nemesis
  * crashes one or two random replicas per run (the leader in about half of the crashes) at random
@@ -36,7 +40,13 @@
 import { TextDecoder, TextEncoder } from 'node:util';
 import type { ActorRef } from '../../../../../src/actor/index.ts';
 import { type ConsensusView, inspectConsensus } from '../../../../../src/apps/rkv/actors/consensus-actor.ts';
-import { NO_LEADER, type RkvMessage, rkvKey } from '../../../../../src/apps/rkv/actors/messages.ts';
+import {
+  DEL_EXISTED,
+  DEL_UNKNOWN,
+  NO_LEADER,
+  type RkvMessage,
+  rkvKey,
+} from '../../../../../src/apps/rkv/actors/messages.ts';
 import {
   crashReplica,
   deployRkvOnSimCluster,
@@ -70,6 +80,8 @@ const SETTLE_NS = 2 * MS;
 const VERIFY_NS = 10 * MS;
 const CLIENT_TIMEOUT_NS = 200 * US;
 const VERIFIER_CLIENT_ID = 1000;
+/** A client's writes that are deletes (drawn from the client's own `deletes` stream). */
+const DELETE_FRACTION = 0.25;
 /** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
 const KEY_BASE = 100;
 /** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
@@ -131,6 +143,9 @@ export interface ActorDstStats {
   retransmits: number;
   caughtUp: number;
   answeredFromSession: number;
+  /** Deletes acknowledged (existed or not), and those answered DEL_UNKNOWN (a retry of an applied one). */
+  deletes: number;
+  deletesUnknown: number;
   /** The largest number of log records any replica held at the end. */
   maxLogRecords: number;
   events: number;
@@ -208,6 +223,8 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     retransmits: 0,
     caughtUp: 0,
     answeredFromSession: 0,
+    deletes: 0,
+    deletesUnknown: 0,
     maxLogRecords: 0,
     events: 0,
   };
@@ -298,6 +315,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       readonly random: Random;
       /** This client's share of gets (drawn per client: some mostly read, some mostly write). */
       readonly getFraction: number;
+      /** Whether a write is a delete: a stream of its own, so the put/get draws stay as they were. */
+      readonly deletes: Random;
     }
     const attemptOp = (client: Client, op: PendingOp, stopAt: number, onDone: () => void): void => {
       if (op.done) return;
@@ -307,10 +326,31 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       cluster.clientSend(to, d.consensus[to] as Ref, op.message, (_id, _latency, ok, reply) => {
         if (op.done) return;
         const answer = reply as RkvMessage | undefined;
-        if (ok && answer !== undefined && (answer.type === 'put-ok' || answer.type === 'value')) {
+        if (
+          ok &&
+          answer !== undefined &&
+          (answer.type === 'put-ok' || answer.type === 'value' || answer.type === 'del-ok')
+        ) {
           op.done = true;
           const returnAt = kernel.now();
-          if (answer.type === 'value') {
+          if (answer.type === 'del-ok') {
+            stats.deletes++;
+            if (answer.existed === DEL_UNKNOWN) {
+              // It took effect (once), but its answer is not known: the checker may place it
+              // anywhere after its call, as an op that timed out.
+              stats.deletesUnknown++;
+              history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
+            } else {
+              history.push({
+                clientId: op.clientId,
+                input: op.input,
+                callAt: op.callAt,
+                status: 'ok',
+                output: { op: 'del', existed: answer.existed === DEL_EXISTED },
+                returnAt,
+              });
+            }
+          } else if (answer.type === 'value') {
             history.push({
               clientId: op.clientId,
               input: op.input,
@@ -361,14 +401,19 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       if (!client.random.chance(client.getFraction)) {
         client.seq++;
         const value = `c${client.id}s${client.seq}`;
-        input = { op: 'put', key, value };
-        message = {
-          type: 'put',
-          clientId: client.id,
-          seq: client.seq,
-          key: keyBytes,
-          value: encoder.encode(value),
-        };
+        if (client.deletes.chance(DELETE_FRACTION)) {
+          input = { op: 'del', key };
+          message = { type: 'del', clientId: client.id, seq: client.seq, key: keyBytes };
+        } else {
+          input = { op: 'put', key, value };
+          message = {
+            type: 'put',
+            clientId: client.id,
+            seq: client.seq,
+            key: keyBytes,
+            value: encoder.encode(value),
+          };
+        }
       } else {
         input = { op: 'get', key };
         message = { type: 'get', key: keyBytes };
@@ -395,6 +440,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         // Some clients only read: they stay with a replica as long as it answers (a deposed
         // leader without a lease check would keep answering them).
         getFraction: clientRandom.chance(0.3) ? 1 : 0.3 + clientRandom.next() * 0.6,
+        deletes: clientRandom.fork(`d${c}`),
       };
       kernel.after(client.random.int(0, 200) * US, () => nextOp(client));
     }
@@ -527,6 +573,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       seq: 0,
       random: random.fork('verifier'),
       getFraction: 1,
+      deletes: random.fork('verifier-deletes'),
     };
     const verifyEnd = kernel.now() + VERIFY_NS;
     let keyIndex = 0;
@@ -663,5 +710,6 @@ function describe(input: KvInput): string {
 
 function describeAnswer(answer: RkvMessage): string {
   if (answer.type === 'value') return answer.found ? decoder.decode(answer.value) : 'null';
+  if (answer.type === 'del-ok') return ['absent', 'existed', 'unknown (retry)'][answer.existed] ?? 'del-ok';
   return answer.type;
 }

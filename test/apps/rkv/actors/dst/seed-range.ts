@@ -75,6 +75,7 @@ export function assertActorSeedsPass(
   }
   assert.ok(totals.elections > count, `elections: ${totals.elections} (more than one per run on average)`);
   assert.ok(totals.retransmits > 0, 'the leaders retransmitted accepts');
+  assert.ok(totals.deletes >= count, `deletes acknowledged: ${totals.deletes} over ${count} seeds`);
   if (options.crashes !== false) {
     // Node crash and restart: every file crashes replicas (leaders among them) and each restarted
     // replica recovered from its durable log (a restart before anything was written counts 0).
