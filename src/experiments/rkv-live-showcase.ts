@@ -5,6 +5,8 @@
  * the Redis protocol through a RESP front, the leader's node SIGKILLed mid-run and started again
  * on its files, and the whole client history checked for linearizability at the end — so "no
  * acknowledged write lost, no stale read" is a verdict over every operation, not a spot check.
+ * A few of the paper's writes are DELs (tombstones through Multi-Paxos), so their answers — did
+ * the key hold a value? — are checked too.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +28,8 @@ export interface RkvLiveShowcaseOptions {
   /** When the leader's node is killed, from the start of the load. Default 1500 ms. */
   readonly killAtMs?: number;
   readonly valueBytes?: number;
+  /** Fraction of DELs, taken from the paper's 5% of writes. Default 0.02. */
+  readonly deleteFraction?: number;
 }
 
 export interface RkvLiveShowcaseResult {
@@ -93,6 +97,7 @@ export async function runRkvLiveShowcase(options: RkvLiveShowcaseOptions): Promi
       durationMs,
       warmupMs: 0,
       valueBytes: options.valueBytes ?? 256,
+      deleteFraction: options.deleteFraction ?? 0.02,
       seed: options.seed,
       timeoutMs: 8_000,
     });

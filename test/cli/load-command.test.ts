@@ -114,7 +114,7 @@ describe('load option parsers', () => {
       () => parseLoadOptions({ target: 'a:1', rate: '5', closed: '1' }, () => 1),
       usage(/mutually exclusive/),
     );
-    for (const flag of ['keys', 'zipf', 'gets', 'input'] as const) {
+    for (const flag of ['keys', 'zipf', 'gets', 'dels', 'input'] as const) {
       assert.throws(
         () => parseLoadOptions({ target: 'a:1', closed: '1', [flag]: '1' }, () => 1),
         usage(new RegExp(`--${flag} belongs to --app`)),
@@ -137,6 +137,7 @@ describe('load --app rkv option parser', () => {
         keys: '10',
         zipf: '1.2',
         gets: '0',
+        dels: '0.1',
         seed: '9',
         json: true,
       },
@@ -148,8 +149,13 @@ describe('load --app rkv option parser', () => {
       [3, 2_000, 0, 500, 100],
     );
     assert.deepEqual(
-      [explicit.keys, explicit.zipfExponent, explicit.getFraction, explicit.seed],
-      [10, 1.2, 0, 9],
+      [explicit.keys, explicit.zipfExponent, explicit.getFraction, explicit.deleteFraction, explicit.seed],
+      [10, 1.2, 0, 0.1, 9],
+    );
+    assert.throws(() => parseRkvLoadOptions({ dels: '-1' }, '/d', () => 1), usage(/--dels/));
+    assert.throws(
+      () => parseRkvLoadOptions({ gets: '0.95', dels: '0.1' }, '/d', () => 1),
+      usage(/--gets 0.95 and --dels 0.1 add up to more than 1/),
     );
     assert.throws(
       () => parseRkvLoadOptions({ size: '8' }, '/d', () => 1),

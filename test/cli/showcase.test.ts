@@ -50,6 +50,7 @@ interface ShowcaseDocument {
     readonly load: {
       readonly answered: number;
       readonly get: { readonly count: number };
+      readonly del: { readonly count: number };
       readonly timeline: { readonly answered: readonly number[] };
       readonly check: { readonly verdict: string };
     };
@@ -120,4 +121,5 @@ test('showcase --json: the simulated and the live half, nothing lost in either',
     rkv.load.answered,
   );
   assert.equal(rkv.load.check.verdict, 'linearizable');
+  assert.ok(rkv.load.del.count > 0, 'some of the checked operations were DELs');
 });

@@ -500,6 +500,7 @@ export async function actorLoadCommand(
     readonly keys?: string;
     readonly zipf?: string;
     readonly gets?: string;
+    readonly dels?: string;
     readonly size?: string;
     readonly warmup?: string;
     readonly timeout?: string;
@@ -520,6 +521,7 @@ export async function actorLoadCommand(
     ['--keys', raw.keys],
     ['--zipf', raw.zipf],
     ['--gets', raw.gets],
+    ['--dels', raw.dels],
     ['--size', raw.size],
     ['--warmup', raw.warmup],
     ['--timeout', raw.timeout],

@@ -24,6 +24,7 @@ export interface RkvLoadCommandOptions {
   readonly keys: number;
   readonly zipfExponent: number;
   readonly getFraction: number;
+  readonly deleteFraction: number;
   readonly valueBytes: number;
   readonly seed: number;
   readonly json: boolean;
@@ -37,6 +38,7 @@ export const RKV_LOAD_DEFAULTS = Object.freeze({
   keys: 1_000_000,
   zipfExponent: 0.99,
   getFraction: 0.95,
+  deleteFraction: 0,
   valueBytes: 64,
 });
 
@@ -50,6 +52,7 @@ export interface RawRkvLoadOptions {
   readonly keys?: string;
   readonly zipf?: string;
   readonly gets?: string;
+  readonly dels?: string;
   readonly seed?: string;
   readonly json?: boolean;
   readonly input?: string;
@@ -71,7 +74,7 @@ export function parseRkvLoadOptions(
     throw new UsageError('--input is for --app rta (a tuple file); RKV runs the GET/SET workload');
   }
   const d = RKV_LOAD_DEFAULTS;
-  return {
+  const parsed: RkvLoadCommandOptions = {
     dataDir,
     clients: raw.closed === undefined ? d.clients : parseOutstanding(raw.closed),
     durationMs: raw.duration === undefined ? d.durationMs : parseDurationMs('--duration')(raw.duration),
@@ -103,9 +106,19 @@ export function parseRkvLoadOptions(
       raw.gets === undefined
         ? d.getFraction
         : parseNumberIn('--gets', raw.gets, (n) => n >= 0 && n <= 1, 'a fraction in [0, 1]'),
+    deleteFraction:
+      raw.dels === undefined
+        ? d.deleteFraction
+        : parseNumberIn('--dels', raw.dels, (n) => n >= 0 && n <= 1, 'a fraction in [0, 1]'),
     seed: raw.seed === undefined ? freshSeed() : parseLoadSeed(raw.seed),
     json: raw.json === true,
   };
+  if (parsed.getFraction + parsed.deleteFraction > 1) {
+    throw new UsageError(
+      `--gets ${parsed.getFraction} and --dels ${parsed.deleteFraction} add up to more than 1 (the rest are SETs)`,
+    );
+  }
+  return parsed;
 }
 
 /** Exit code when no replica of the cluster accepts a connection. */
@@ -135,7 +148,7 @@ export async function rkvLoadCommand(options: RkvLoadCommandOptions): Promise<nu
   if (!options.json) {
     process.stderr.write(
       `ipipe: RKV workload on ${reachable.length} replica(s): ${options.clients} clients, ` +
-        `${Math.round(options.getFraction * 100)}% GET, Zipf ${options.zipfExponent} over ${options.keys.toLocaleString('en-US')} keys, ` +
+        `${Math.round(options.getFraction * 100)}% GET${options.deleteFraction > 0 ? `, ${Math.round(options.deleteFraction * 100)}% DEL` : ''}, Zipf ${options.zipfExponent} over ${options.keys.toLocaleString('en-US')} keys, ` +
         `${options.valueBytes} B values, ${options.warmupMs} ms warm-up + ${options.durationMs} ms (seed ${options.seed})…\n`,
     );
   }
@@ -149,6 +162,7 @@ export async function rkvLoadCommand(options: RkvLoadCommandOptions): Promise<nu
     keys: options.keys,
     zipfExponent: options.zipfExponent,
     getFraction: options.getFraction,
+    deleteFraction: options.deleteFraction,
     valueBytes: options.valueBytes,
     seed: options.seed,
   });
@@ -167,6 +181,7 @@ export function renderRkvLoad(result: RkvLoadResult): string {
         [
           ['GET', result.get],
           ['SET', result.set],
+          ...(result.deleteFraction > 0 ? ([['DEL', result.del]] as const) : []),
         ] as const
       ).map(([name, s]) => [
         `  ${name}`,
@@ -183,6 +198,9 @@ export function renderRkvLoad(result: RkvLoadResult): string {
   lines.push(
     `  ${Math.round(result.opsPerSec).toLocaleString('en-US')} ops/s over ${result.seconds.toFixed(2)} s ` +
       `(${result.clients} clients on ${result.replicas} replica(s)); GET hits ${result.getHits.toLocaleString('en-US')} of ${result.get.count.toLocaleString('en-US')}; ` +
+      (result.deleteFraction > 0
+        ? `DEL hits ${result.deleteHits.toLocaleString('en-US')} of ${result.del.count.toLocaleString('en-US')}; `
+        : '') +
       `${result.keysTouched.toLocaleString('en-US')} keys touched (tag ${result.keyTag})`,
   );
   const reasons = Object.entries(result.unknownByReason)

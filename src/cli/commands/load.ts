@@ -59,6 +59,7 @@ export interface RawLoadOptions {
   readonly keys?: string;
   readonly zipf?: string;
   readonly gets?: string;
+  readonly dels?: string;
 }
 
 /** Defaults of the optional options. */
@@ -118,6 +119,11 @@ export const LOAD_OPTION_HELP: readonly { readonly flags: string; readonly descr
   {
     flags: '--gets <fraction>',
     description: 'with --app rkv: fraction of GETs, the rest SETs (default 0.95)',
+  },
+  {
+    flags: '--dels <fraction>',
+    description:
+      'with --app rkv: fraction of DELs, taken from the SETs (default 0; each answer checked as whether the key held a value)',
   },
   { flags: '--data-dir <dir>', description: 'with --app: the data directory given to `cluster up`' },
   {
@@ -229,6 +235,7 @@ export function parseLoadOptions(raw: RawLoadOptions, freshSeed: () => number): 
     ['--keys', raw.keys],
     ['--zipf', raw.zipf],
     ['--gets', raw.gets],
+    ['--dels', raw.dels],
     ['--input', raw.input],
   ] as const) {
     if (value !== undefined)

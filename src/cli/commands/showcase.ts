@@ -79,7 +79,10 @@ export function renderRkvLive(result: RkvLiveShowcaseResult): string {
   );
   lines.push(
     `The simulator's RKV actors, unchanged, on live nodes (one replica each; Multi-Paxos between nodes as actor messages); ` +
-      `${load.clients} RESP clients; the paper's workload: ${Math.round(load.getFraction * 100)}% GET, ` +
+      `${load.clients} RESP clients; the paper's workload: ${Math.round(load.getFraction * 100)}% GET` +
+      (load.deleteFraction > 0
+        ? `, ${Math.round((1 - load.getFraction - load.deleteFraction) * 100)}% SET, ${Math.round(load.deleteFraction * 100)}% DEL, `
+        : ', ') +
       `Zipf ${load.zipfExponent} over ${n(load.keys)} 16-byte keys, ${load.valueBytes} B values; election timeout ` +
       `${result.electionTimeoutMs.min}–${result.electionTimeoutMs.max} ms; seed ${result.seed}`,
   );
@@ -120,6 +123,7 @@ export function renderRkvLive(result: RkvLiveShowcaseResult): string {
         [
           ['GET', load.get],
           ['SET', load.set],
+          ...(load.deleteFraction > 0 ? ([['DEL', load.del]] as const) : []),
         ] as const
       ).map(([name, s]) => [`  ${name}`, s.count, n(s.p50Us), n(s.p99Us), n(s.maxUs)]),
     ),
@@ -139,7 +143,7 @@ export function renderRkvLive(result: RkvLiveShowcaseResult): string {
     paint(
       ok ? 'green' : 'red',
       ok
-        ? `History linearizable across the fail-over (${n(load.check.steps)} search steps over ${n(load.keysTouched)} keys): no acknowledged SET lost, no stale GET.`
+        ? `History linearizable across the fail-over (${n(load.check.steps)} search steps over ${n(load.keysTouched)} keys): no acknowledged SET or DEL lost, no stale GET${load.del.count > 0 ? `, every DEL's answer right (${n(load.deleteHits)} of ${n(load.del.count)} found their key)` : ''}.`
         : `History ${load.check.verdict}: ${load.check.detail ?? ''}`,
     ),
   );

@@ -11,6 +11,8 @@
  *            data directory, so every key starts absent and the checker's model starts from null.
  *   values   `<client>.<n>.` padded with '-' to the value size: unique per SET, so a GET's answer
  *            names the SET it saw.
+ *   deletes  optional (`deleteFraction`, default 0: the paper's workload has none): DEL of one key,
+ *            its answer (:1 / :0) checked as whether the key held a value at that point.
  *   outcomes a reply is `ok`; an error reply (-TRYAGAIN after the front gave up, -ERR …), a timeout
  *            or a dead connection is `unknown` (the command may have applied or not) and the
  *            client reconnects, moving to the next replica when its own is gone.
@@ -41,6 +43,8 @@ export interface RkvLoadOptions {
   readonly zipfExponent?: number;
   /** Fraction of GETs. Default 0.95. */
   readonly getFraction?: number;
+  /** Fraction of DELs (taken from the writes: SETs are 1 − gets − deletes). Default 0. */
+  readonly deleteFraction?: number;
   /** Bytes per value (≥ 16). Default 64. */
   readonly valueBytes?: number;
   readonly seed: number;
@@ -69,6 +73,7 @@ export interface RkvLoadResult {
   readonly keys: number;
   readonly zipfExponent: number;
   readonly getFraction: number;
+  readonly deleteFraction: number;
   readonly valueBytes: number;
   /** Measured window, seconds. */
   readonly seconds: number;
@@ -76,8 +81,11 @@ export interface RkvLoadResult {
   readonly opsPerSec: number;
   readonly get: LatencySummary;
   readonly set: LatencySummary;
+  readonly del: LatencySummary;
   /** GETs in the window that found a value. */
   readonly getHits: number;
+  /** DELs in the window that found the key (answered :1). */
+  readonly deleteHits: number;
   /** Whole run (warm-up included): operations issued, answered, and left with an unknown outcome. */
   readonly issued: number;
   readonly answered: number;
@@ -112,6 +120,7 @@ function validate(options: RkvLoadOptions): Required<Omit<RkvLoadOptions, 'host'
     keys: options.keys ?? 1_000_000,
     zipfExponent: options.zipfExponent ?? 0.99,
     getFraction: options.getFraction ?? 0.95,
+    deleteFraction: options.deleteFraction ?? 0,
     valueBytes: options.valueBytes ?? 64,
     seed: options.seed,
     timeoutMs: options.timeoutMs ?? 6_000,
@@ -136,6 +145,12 @@ function validate(options: RkvLoadOptions): Required<Omit<RkvLoadOptions, 'host'
   }
   if (!(resolved.getFraction >= 0 && resolved.getFraction <= 1)) {
     throw new ConfigError('getFraction', `must be in [0, 1], got ${resolved.getFraction}`);
+  }
+  if (!(resolved.deleteFraction >= 0 && resolved.getFraction + resolved.deleteFraction <= 1)) {
+    throw new ConfigError(
+      'deleteFraction',
+      `must be ≥ 0 with gets + deletes ≤ 1, got ${resolved.deleteFraction} beside ${resolved.getFraction} gets`,
+    );
   }
   if (
     !(Number.isInteger(resolved.valueBytes) && resolved.valueBytes >= 16 && resolved.valueBytes <= 1 << 20)
@@ -164,12 +179,14 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
     });
   const getLatency = histogram();
   const setLatency = histogram();
+  const delLatency = histogram();
   const history: KvHistoryOp[] = [];
   const unknownByReason: Record<string, number> = {};
   let issued = 0;
   let answered = 0;
   let windowOps = 0;
   let getHits = 0;
+  let deleteHits = 0;
   let reconnects = 0;
   const timeline: number[] = [];
 
@@ -203,20 +220,25 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
         }
       }
       const key = keyOf(zipf.sample(stream));
-      const isGet = stream.nextDouble() < o.getFraction;
-      const input: KvInput = isGet
-        ? { op: 'get', key }
-        : { op: 'put', key, value: `${clientId}.${sequence++}.`.padEnd(o.valueBytes, '-') };
+      const draw = stream.nextDouble();
+      const input: KvInput =
+        draw < o.getFraction
+          ? { op: 'get', key }
+          : draw < o.getFraction + o.deleteFraction
+            ? { op: 'del', key }
+            : { op: 'put', key, value: `${clientId}.${sequence++}.`.padEnd(o.valueBytes, '-') };
+      const isGet = input.op === 'get';
       issued++;
       const callAt = performance.now();
       let reason: string;
       try {
-        const reply = isGet
-          ? await connection.command('GET', key)
-          : await connection.command('SET', key, (input as { value: string }).value);
+        const reply =
+          input.op === 'put'
+            ? await connection.command('SET', key, input.value)
+            : await connection.command(input.op === 'get' ? 'GET' : 'DEL', key);
         const returnAt = performance.now();
-        if (isGet ? reply === null || typeof reply === 'string' : reply === 'OK') {
-          const output: KvOutput = isGet ? { op: 'get', value: reply as string | null } : { op: 'put' };
+        const output = outputOf(input, reply);
+        if (output !== undefined) {
           history.push({ clientId, input, callAt, status: 'ok', output, returnAt });
           answered++;
           const bin = Math.floor((returnAt - started) / o.timelineBinMs);
@@ -225,8 +247,9 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
           if (callAt >= measureFrom && returnAt <= endAt) {
             windowOps++;
             const us = Math.max(1, Math.round((returnAt - callAt) * 1_000));
-            (isGet ? getLatency : setLatency).recordValue(us);
+            (isGet ? getLatency : input.op === 'del' ? delLatency : setLatency).recordValue(us);
             if (isGet && reply !== null) getHits++;
+            if (output.op === 'del' && output.existed) deleteHits++;
           }
           continue;
         }
@@ -273,12 +296,15 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
     keys: o.keys,
     zipfExponent: o.zipfExponent,
     getFraction: o.getFraction,
+    deleteFraction: o.deleteFraction,
     valueBytes: o.valueBytes,
     seconds,
     opsPerSec: seconds > 0 ? windowOps / seconds : 0,
     get: summary(getLatency),
     set: summary(setLatency),
+    del: summary(delLatency),
     getHits,
+    deleteHits,
     issued,
     answered,
     unknown: issued - answered,
@@ -288,4 +314,16 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
     keysTouched: new Set(history.map((op) => op.input.key)).size,
     check,
   };
+}
+
+/** The checker's view of a reply, or undefined when it is not a well-formed answer to `input`. */
+function outputOf(input: KvInput, reply: unknown): KvOutput | undefined {
+  switch (input.op) {
+    case 'get':
+      return reply === null || typeof reply === 'string' ? { op: 'get', value: reply } : undefined;
+    case 'put':
+      return reply === 'OK' ? { op: 'put' } : undefined;
+    case 'del':
+      return reply === 0 || reply === 1 ? { op: 'del', existed: reply === 1 } : undefined;
+  }
 }

@@ -38,6 +38,22 @@ class RecordingBackend extends MemoryKvBackend {
   }
 }
 
+/** Counts DELs; otherwise the correct store. */
+class DeleteCountingBackend extends RecordingBackend {
+  dels = 0;
+  override del(keys: readonly Buffer[]): Promise<number> {
+    this.dels++;
+    return super.del(keys);
+  }
+}
+
+/** Answers every DEL as a delete of one existing key, and deletes nothing. */
+class DeleteIgnoringBackend extends MemoryKvBackend {
+  override del(keys: readonly Buffer[]): Promise<number> {
+    return Promise.resolve(keys.length);
+  }
+}
+
 /** Acknowledges every SET but keeps only every other one: acknowledged writes get lost. */
 class LossyBackend extends MemoryKvBackend {
   #sets = 0;
@@ -200,6 +216,55 @@ test('clients are dealt over the replicas, and one that dies mid-run leaves unkn
   }
 });
 
+test('deletes: the DEL fraction, their answers checked as whether the key held a value', async () => {
+  const backend = new DeleteCountingBackend();
+  const result = await withServers([backend], (ports) =>
+    runRkvRespLoad({
+      ports,
+      clients: 4,
+      durationMs: 400,
+      warmupMs: 0,
+      keys: 50,
+      getFraction: 0.5,
+      deleteFraction: 0.25,
+      valueBytes: 16,
+      seed,
+    }),
+  );
+  const served = backend.gets + backend.sets + backend.dels;
+  assert.ok(served > 200, `only ${served} commands served`);
+  assert.ok(
+    Math.abs(backend.dels / served - 0.25) < 0.08,
+    `DEL fraction ${(backend.dels / served).toFixed(3)}`,
+  );
+  assert.equal(result.deleteFraction, 0.25);
+  assert.ok(result.del.count > 0 && result.del.p50Us > 0);
+  assert.ok(
+    result.deleteHits > 0 && result.deleteHits < result.del.count,
+    `${result.deleteHits} of ${result.del.count} DELs hit`,
+  );
+  assert.equal(result.unknown, 0);
+  assert.equal(result.check.verdict, 'linearizable', result.check.detail);
+});
+
+test('a store that acknowledges deletes it does not do is caught by the history check', async () => {
+  const result = await withServers([new DeleteIgnoringBackend()], (ports) =>
+    runRkvRespLoad({
+      ports,
+      clients: 2,
+      durationMs: 300,
+      warmupMs: 0,
+      keys: 8,
+      getFraction: 0.5,
+      deleteFraction: 0.25,
+      valueBytes: 16,
+      seed,
+    }),
+  );
+  assert.ok(result.del.count > 10, `${result.del.count} DELs`);
+  assert.equal(result.check.verdict, 'not-linearizable');
+});
+
 test('bad options are refused with the option named', async () => {
   const base = { ports: [1], clients: 1, durationMs: 10, seed: 1 };
   for (const [options, field] of [
@@ -207,6 +272,8 @@ test('bad options are refused with the option named', async () => {
     [{ ...base, clients: 0 }, 'clients'],
     [{ ...base, valueBytes: 8 }, 'valueBytes'],
     [{ ...base, getFraction: 1.5 }, 'getFraction'],
+    [{ ...base, deleteFraction: -0.1 }, 'deleteFraction'],
+    [{ ...base, getFraction: 0.9, deleteFraction: 0.2 }, 'deleteFraction'],
     [{ ...base, keys: 0 }, 'keys'],
     [{ ...base, zipfExponent: 0 }, 'zipfExponent'],
   ] as const) {
