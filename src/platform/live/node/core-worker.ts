@@ -191,6 +191,9 @@ function handle(start: number, end: number): boolean {
   const tag = reader.u32();
   const actor = reader.u32() as ActorId;
   const started = performance.now();
+  // Whether a failure reaches anyone: a client hears it as an error reply; an actor's message or a
+  // timer has nobody to tell, so the failure is logged here (else it would vanish without a trace).
+  let clientWaits = false;
   beginResult(tag);
   try {
     const instance = instanceOf(actor);
@@ -198,6 +201,7 @@ function handle(start: number, end: number): boolean {
       throw new IpipeError('IPIPE_ERR_ACTOR_UNKNOWN', `actor ${actor} has no heap in this domain`);
     if (kind === WORK_EXEC) {
       const origin = reader.origin();
+      clientWaits = origin.kind === 'client';
       const payload = reader.bytesField();
       if (!reader.ok) throw new IpipeError('IPIPE_ERR_CODEC_DECODE', 'malformed work item');
       const message = instance.definition.messages.decode(payload);
@@ -208,6 +212,13 @@ function handle(start: number, end: number): boolean {
     }
     finishResult((performance.now() - started) * 1e6);
   } catch (error) {
+    if (!clientWaits) {
+      const code = error instanceof IpipeError ? error.code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
+      log.error(
+        { actor: byId.get(actor)?.entry.name ?? actor, work: kind === WORK_TIMER ? 'timer' : 'message', code },
+        `a handler failed with no client to tell, its outputs dropped: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     failResult(tag, (performance.now() - started) * 1e6, error);
   } finally {
     workOrigin = undefined;

@@ -176,6 +176,8 @@ export class HostController {
 
   #refuse(origin: Origin, actor: ActorId, code: string, message: string): void {
     if (origin.kind === 'client') this.#link.error(actor, origin, code, message);
+    // An actor's message or a timer has nobody to answer (the core logged a failed handler).
+    else this.drops.set('unanswerable-refusal', (this.drops.get('unanswerable-refusal') ?? 0) + 1);
   }
 
   // ── cores ────────────────────────────────────────────────────────────────────────────────────

@@ -669,6 +669,8 @@ export class NicController {
     this.#apply(this.scheduler.complete(core, wallNsAt(nowMs), execNs));
     this.#count(request.actor, 'nic');
     if (kind === RESULT_FAILED) {
+      // An actor's message or a timer has nobody to answer: the core logged it; count it here.
+      if (request.origin.kind !== 'client') this.#drop('handler-failed');
       this.#errorToClient(request.origin, request.actor, reader.text(1), reader.text(2));
     } else if (kind === RESULT_DONE) {
       const count = reader.u16();
