@@ -26,6 +26,7 @@ import {
 import { join, resolve } from 'node:path';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../apps/rkv/cluster/actor-backend.ts';
 import {
+  MAX_RKV_MEMTABLE_LIMIT_BYTES,
   RkvActorConnection,
   rkvActorClusterSpec,
   rkvActorStorageNames,
@@ -173,9 +174,15 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
   );
   const file = join(dataDir, CLUSTER_FILE);
   writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
+  const share = options.nicMemoryBytes / (2 * options.shards);
+  // Say when the cap, not the share, set the limit (the printed arithmetic would not add up).
+  const limitRule =
+    memtableLimitBytes < share
+      ? `NIC memory ${options.nicMemoryBytes / 1024} KiB / (2 × ${options.shards}), capped at ${MAX_RKV_MEMTABLE_LIMIT_BYTES / 1024} KiB: one ring message`
+      : `NIC memory ${options.nicMemoryBytes / 1024} KiB / (2 × ${options.shards})`;
   process.stderr.write(
     `ipipe: starting ${options.replicas} live node processes for RKV's actors, ${options.shards} shard(s), ` +
-      `memtables flushing at ${memtableLimitBytes} bytes (NIC memory ${options.nicMemoryBytes} / (2 × ${options.shards})) (seed ${options.seed})…\n`,
+      `memtables flushing at ${memtableLimitBytes} bytes (${limitRule}) (seed ${options.seed})…\n`,
   );
   let cluster: LocalCluster;
   try {
@@ -255,7 +262,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
         'bold',
         `RKV on ipipe actors: ${options.replicas} live node processes, ${options.shards} shard(s); each node runs one replica of every shard`,
       ) +
-        `\nmemtables flush at ${memtableLimitBytes} bytes per shard (--nic-memory ${options.nicMemoryBytes / 1024} KiB / (2 × ${options.shards} shards))` +
+        `\nmemtables flush at ${memtableLimitBytes} bytes per shard (${limitRule})` +
         `\nRESP port: ${respPort} (one front in this process; GET = lease read at the leader, SET = a Multi-Paxos put)\n`,
     );
     writeOut(

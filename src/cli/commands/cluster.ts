@@ -316,6 +316,9 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
       const dataDir = options.dataDir ?? defaultDataDir(app);
       const json = options.json === true;
       const seed = options.seed ?? freshSeed();
+      if (options.nicMemory !== undefined && (app !== 'rkv' || options.actors !== true)) {
+        throw new UsageError('--nic-memory sizes the memtables of RKV on actors: use it with rkv --actors');
+      }
       if (app === 'rta') {
         setExit(
           await rtaClusterUpCommand({
@@ -370,9 +373,6 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
           }),
         );
         return;
-      }
-      if (options.nicMemory !== undefined) {
-        throw new UsageError('--nic-memory sizes the memtables of RKV on actors: use it with --actors');
       }
       setExit(
         await clusterUpCommand({

@@ -266,6 +266,13 @@ export class RkvActorConnection {
     const consensus = spec.actors.filter((actor) => actor.exportName === 'liveRkvConsensus');
     this.replicas = new Set(consensus.map((actor) => actor.node)).size;
     this.shards = Math.max(1, consensus.length / Math.max(1, this.replicas));
+    if (!Number.isInteger(this.shards)) {
+      throw new ConfigError(
+        'actors',
+        `${consensus.length} consensus actors over ${this.replicas} nodes is not one per node per shard: ` +
+          'write the cluster file with rkvActorClusterSpec',
+      );
+    }
   }
 
   /** The shard that owns `key`: the process-per-replica form's FNV-1a placement (commands.ts). */
@@ -336,10 +343,19 @@ export class RkvActorConnection {
 
   /** Where each shard's memtable flushes under `setup` (see `rkvMemtableLimitBytes`). */
   memtableLimitBytes(setup: RkvActorClusterSetup = this.#setup ?? {}): number {
-    return (
-      setup.memtableLimitBytes ??
-      rkvMemtableLimitBytes(setup.nicMemoryBytes ?? DEFAULT_RKV_NIC_MEMORY_BYTES, this.shards)
-    );
+    const given = setup.memtableLimitBytes;
+    if (given === undefined) {
+      return rkvMemtableLimitBytes(setup.nicMemoryBytes ?? DEFAULT_RKV_NIC_MEMORY_BYTES, this.shards);
+    }
+    // Above the cap a frozen memtable no longer fits one ring message (its flush would be lost).
+    // (Small limits are allowed: tests use them to make flushes happen.)
+    if (!(given > 0 && given <= MAX_RKV_MEMTABLE_LIMIT_BYTES)) {
+      throw new ConfigError(
+        'memtableLimitBytes',
+        `must be in (0, ${MAX_RKV_MEMTABLE_LIMIT_BYTES}] bytes (a flushed memtable crosses the NIC-host ring as one message), got ${given}`,
+      );
+    }
+    return given;
   }
 
   #firstLeader(setup: RkvActorClusterSetup, shard: number): number {
@@ -434,7 +450,9 @@ export class RkvActorConnection {
       } catch (error) {
         throw new ExperimentSetupError(
           this.actorName(role, replica, shard),
-          `its setup failed on the node: ${(error as RemoteError).remoteMessage} [${(error as RemoteError).remoteCode}]`,
+          error instanceof RemoteError
+            ? `its setup failed on the node: ${error.remoteMessage} [${error.remoteCode}]`
+            : `its setup could not be sent: ${error instanceof Error ? error.message : String(error)}`,
         );
       }
     }

@@ -122,6 +122,11 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
       dataDir,
     });
     assert.equal(connection.memtableLimitBytes(), 64 * 1024, 'NIC memory 256 KiB / (2 × 2 shards)');
+    assert.throws(
+      () => connection.memtableLimitBytes({ memtableLimitBytes: 1024 * 1024 }),
+      (error: unknown) => error instanceof ConfigError && /one message/.test(error.message),
+      'a limit above one ring message is refused, not left to lose its flush',
+    );
     for (let i = 0; i < 4; i++)
       resps.push(await RespClient.connect(server.address.port, { timeoutMs: 15_000 }));
     const probe = resps[0] as RespClient;

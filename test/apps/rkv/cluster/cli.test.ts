@@ -248,7 +248,13 @@ test('cluster up rkv --actors --shards: bad counts, too little NIC memory and an
     }
     const noActors = await inProcess(['cluster', 'up', 'rkv', '--nic-memory', '1024', '--data-dir', dataDir]);
     assert.equal(noActors.code, 2);
-    assert.match(noActors.stderr, /--nic-memory sizes the memtables of RKV on actors: use it with --actors/);
+    assert.match(
+      noActors.stderr,
+      /--nic-memory sizes the memtables of RKV on actors: use it with rkv --actors/,
+    );
+    const otherApp = await inProcess(['cluster', 'up', 'dt', '--nic-memory', '1024', '--data-dir', dataDir]);
+    assert.equal(otherApp.code, 2, 'dt does not take --nic-memory (it used to be ignored)');
+    assert.match(otherApp.stderr, /use it with rkv --actors/);
 
     // A directory made with 2 shards refuses 3; one whose shape predates shards means 1 shard.
     writeFileSync(
