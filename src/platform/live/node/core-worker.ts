@@ -215,7 +215,11 @@ function handle(start: number, end: number): boolean {
     if (!clientWaits) {
       const code = error instanceof IpipeError ? error.code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
       log.error(
-        { actor: byId.get(actor)?.entry.name ?? actor, work: kind === WORK_TIMER ? 'timer' : 'message', code },
+        {
+          actor: byId.get(actor)?.entry.name ?? actor,
+          work: kind === WORK_TIMER ? 'timer' : 'message',
+          code,
+        },
         `a handler failed with no client to tell, its outputs dropped: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
