@@ -1576,8 +1576,11 @@ function onHeartbeatAck(ctx: RkvContext, state: ConsensusState, message: RkvMsg<
   truncate(ctx, state);
 }
 
-/** A client's read at this replica: served by the leader under its lease, else refused. */
-function onGet(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'>): void {
+/**
+ * A client's read at this replica (`get`, `dbsize`): served by the leader under its lease — sent
+ * on to the memtable with the client's origin, FIFO behind the applies — else refused.
+ */
+function onRead(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'> | RkvMsg<'dbsize'>): void {
   if (state.role !== LEADER) {
     const hint = state.num(META.leaderHint);
     refuse(
@@ -1604,7 +1607,7 @@ function onGet(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'>): 
     return;
   }
   // The client's origin travels with it: the memtable (or the SSTable reader) answers.
-  ctx.send(memtable, { type: 'get', key: message.key });
+  ctx.send(memtable, message);
 }
 
 // ---- phase 1 ------------------------------------------------------------------------------------
@@ -1772,6 +1775,7 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
     case 'put':
     case 'get':
     case 'del':
+    case 'dbsize':
       refuse(ctx, state, 'the replica is recovering its durable log; retry');
       return;
     default:
@@ -1970,7 +1974,12 @@ export const rkvConsensus = defineActor({
     const bytes = setupMap.getString('setup');
     if (bytes === undefined) {
       ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
-      if (message.type === 'put' || message.type === 'get' || message.type === 'del') {
+      if (
+        message.type === 'put' ||
+        message.type === 'get' ||
+        message.type === 'del' ||
+        message.type === 'dbsize'
+      ) {
         refuse(ctx, undefined, 'the consensus actor is not set up yet');
       }
       return;
@@ -1993,7 +2002,8 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
       onDel(ctx, state, message);
       return;
     case 'get':
-      onGet(ctx, state, message);
+    case 'dbsize':
+      onRead(ctx, state, message);
       return;
     case 'accept':
       onAccept(ctx, state, message);
@@ -2097,6 +2107,7 @@ function consensusWork(message: RkvMessage): HandlerWork {
       };
     }
     case 'get':
+    case 'dbsize':
       // Role, lease and applied point from meta; forward the key to the memtable.
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SEND_INSTRUCTIONS };
     case 'accept': {

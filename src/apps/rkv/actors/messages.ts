@@ -22,6 +22,13 @@
  *          ─apply-del─▶ memtable: tombstone; k in the memtable ⇒ ─del-ok─▶ client; else ─probe─▶
  *          sstable reader ─probed─▶ memtable ─del-ok─▶ client (no flush leaves while a probe is out)
  *   retry of an applied delete: consensus ─del-again(clientId, seq)─▶ memtable ─del-ok─▶ client
+ *
+ * DBSIZE: a lease read, as a get; the memtable counts its own live keys and hands its keys to the
+ * SSTable reader, which adds the disk's live keys the memtable does not hold (a scan of the store;
+ * flushes held meanwhile, as for a delete's probe):
+ *
+ *   client ─dbsize─▶ consensus(leader, lease) ─dbsize─▶ memtable ─count-keys(keys)─▶ sstable reader
+ *          ─counted─▶ memtable ─size─▶ client
  */
 
 import { field, type MessageOf, messages } from '../../../actor/index.ts';
@@ -306,6 +313,23 @@ export const rkvMessages = messages({
    * client's last), DEL_UNKNOWN when it has none (another replica answered it, or a restart).
    */
   'del-again': { clientId: COUNT, seq: COUNT, origin: ORIGIN },
+
+  // ---- DBSIZE (see "DBSIZE" in the header; last, so the tags above keep their positions) ------------
+  /**
+   * Count the live keys: to the consensus actor of the replica the client believes leads (a lease
+   * read, as `get`), forwarded to its memtable with the client's origin; answered `size`.
+   */
+  dbsize: {},
+  /**
+   * The memtable to its SSTable reader: count the disk's live keys, leaving out every key of `run`
+   * (the memtables' keys, sim-disk.ts encodeRun form: the memtable decided those), and add
+   * `memtableKeys` (the memtables' live keys). Answered `counted`; no flush leaves meanwhile.
+   */
+  'count-keys': { memtableKeys: COUNT, run: field.bytes({ maxBytes: MAX_RUN_BYTES }), origin: ORIGIN },
+  /** The SSTable reader's answer to `count-keys`: the live keys in all; `origin`: who waits. */
+  counted: { keys: COUNT, origin: ORIGIN },
+  /** DBSIZE's answer: the live keys of this replica's store at one point in its log. */
+  size: { keys: COUNT },
 });
 
 /** `del-ok.existed`: the key held no value when the delete took effect. */

@@ -542,10 +542,23 @@ export class RkvActorClient {
     return answer.type === 'value' && answer.found ? answer.value : null;
   }
 
+  /**
+   * DBSIZE of one shard: its live keys, counted at its leader (under its lease) at one point in the
+   * shard's log — a scan of that replica's whole store (storage-actors.ts "DBSIZE").
+   */
+  async dbsize(shard: number, giveUpMs = 10_000): Promise<number> {
+    if (!(Number.isInteger(shard) && shard >= 0 && shard < this.#connection.shards)) {
+      throw new ConfigError('shard', `must be an integer in [0, ${this.#connection.shards}), got ${shard}`);
+    }
+    const answer = await this.#command({ type: 'dbsize' }, 'size', giveUpMs, shard);
+    return answer.type === 'size' ? answer.keys : 0;
+  }
+
   async #command(
     message: RkvMessage,
-    expect: 'put-ok' | 'value' | 'del-ok',
+    expect: 'put-ok' | 'value' | 'del-ok' | 'size',
     giveUpMs: number,
+    toShard?: number,
   ): Promise<RkvMessage> {
     if (this.#busy)
       throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
@@ -553,7 +566,7 @@ export class RkvActorClient {
     try {
       const deadline = performance.now() + giveUpMs;
       const replicas = this.#connection.replicas;
-      const shard = 'key' in message ? this.#connection.shardOf(message.key) : 0;
+      const shard = toShard ?? ('key' in message ? this.#connection.shardOf(message.key) : 0);
       while (performance.now() < deadline) {
         const leader = this.leaderOf(shard);
         let answer: RkvMessage | undefined;
