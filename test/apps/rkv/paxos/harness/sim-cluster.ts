@@ -271,9 +271,12 @@ interface SimNode {
   group: number;
 }
 
+/** What this harness's replicated state machine runs: no conditional puts (RKV's actors have them). */
+type HarnessInput = Exclude<KvInput, { readonly op: 'cput' }>;
+
 interface PendingOp {
   readonly seq: number;
-  readonly input: KvInput;
+  readonly input: HarnessInput;
   readonly callAt: number;
   readonly startNs: number;
   attempts: number;
@@ -696,7 +699,7 @@ class ClusterSim {
   }
 
   #issue(client: SimClient): void {
-    let input: KvInput;
+    let input: HarnessInput;
     if (client.verifier) {
       const key = client.toVerify.shift();
       if (key === undefined) {
