@@ -277,6 +277,29 @@ function memtableCount(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>): void {
   );
 }
 
+/**
+ * A conditional put's read of its key (messages.ts "Conditional puts"), FIFO behind the applies:
+ * the memtables decide a key they hold; a miss goes on to the SSTable reader, which answers the
+ * consensus actor. The consensus actor's lock keeps every write of the key out of the log until
+ * it has the answer, so no flush can carry a newer state of the key to the disk meanwhile.
+ */
+function memtableCondCheck(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
+  if (ctx.origin.kind === 'none') return;
+  for (const root of [ctx.root('active'), ctx.root('frozen')]) {
+    if (root === undefined) continue;
+    const entry = DmoMemtable.open(ctx.dmo, root).get(key);
+    if (entry === undefined) continue;
+    ctx.reply({ type: 'cond-state', key, exists: entry.kind === 'put' });
+    return;
+  }
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    ctx.log.error({ sstable: setup.sstable }, 'rkv: no SSTable reader; a conditional put waits');
+    return;
+  }
+  ctx.send(reader, { type: 'cond-check', key });
+}
+
 /** A probe or key count answered: the flush hold it took is released. */
 function releaseHold(ctx: RkvContext): void {
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
@@ -359,6 +382,8 @@ export const rkvMemtable = defineActor({
         return answerAgain(ctx, message);
       case 'dbsize':
         return memtableCount(ctx, setup);
+      case 'cond-check':
+        return memtableCondCheck(ctx, setup, message.key);
       case 'counted':
         releaseHold(ctx);
         if (message.origin.length > 0)
@@ -404,6 +429,17 @@ export const rkvSstableReader = defineActor({
     const setup = gateOnSetup(ctx, message, 'sstable-setup');
     if (setup === undefined) return;
     if (message.type === 'count-keys') return readerCount(ctx, setup, message);
+    if (message.type === 'cond-check') {
+      const disk = simDisk(setup.disk);
+      if (disk === undefined) ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
+      else if (ctx.origin.kind !== 'none')
+        ctx.reply({
+          type: 'cond-state',
+          key: message.key,
+          exists: disk.lookup(message.key).value !== undefined,
+        });
+      return;
+    }
     if (message.type !== 'get' && message.type !== 'probe') return;
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
@@ -538,6 +574,8 @@ function memtableWork(message: RkvMessage): HandlerWork {
           2 * bytes * PER_BYTE_INSTRUCTIONS,
       };
     }
+    case 'cond-check':
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS };
     case 'dbsize':
       // A walk of the memtables, each key copied into the run for the reader (not known here: a
       // full memtable's worth is the bound; what the scan costs is under-declared, see the docs).
@@ -563,7 +601,8 @@ function sstableWork(message: RkvMessage): HandlerWork {
       workingSetBytes: 64 * 1024 * 1024,
     };
   }
-  if (message.type !== 'get' && message.type !== 'probe') return { instructions: RKV_BASE_INSTRUCTIONS };
+  if (message.type !== 'get' && message.type !== 'probe' && message.type !== 'cond-check')
+    return { instructions: RKV_BASE_INSTRUCTIONS };
   // Cold data: index and block reads miss the caches far more than the NIC-side structures.
   return {
     instructions: RKV_BASE_INSTRUCTIONS + SSTABLE_READ_INSTRUCTIONS,
