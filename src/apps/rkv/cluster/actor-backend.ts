@@ -22,8 +22,11 @@
  * that shard's log) and sums them: not atomic across shards. It waits for every command queued
  * before it (on any key), so a pipeline's SETs then DBSIZE counts them.
  *
+ * SET NX / XX is a conditional put decided by the key's shard leader at its applied point, under
+ * a per-key lock, then committed as a plain put (messages.ts "Conditional puts"): OK or nil.
+ *
  * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
- * SET NX / XX (no conditional put), and the count of a DEL
+ * the count of a DEL
  * whose retry crossed a fail-over (the delete is done, its answer kept only where it was given).
  * While no leader answers, commands get `-TRYAGAIN`.
  */
@@ -88,12 +91,11 @@ export class ActorKvBackend implements KvBackend {
   }
 
   async set(key: Buffer, value: Buffer, condition: SetCondition): Promise<boolean> {
-    if (condition !== 'always') {
-      throw new BackendUnsupportedError(
-        "SET NX/XX: RKV's actors have no conditional put yet; use a plain SET",
-      );
-    }
     requireKey('SET', key);
+    if (condition !== 'always') {
+      const nxOrXx = condition === 'if-absent' ? 'nx' : 'xx';
+      return this.#with(key, (client) => client.cput(key, value, nxOrXx, this.#giveUpMs));
+    }
     await this.#with(key, (client) => client.put(key, value, this.#giveUpMs));
     return true;
   }

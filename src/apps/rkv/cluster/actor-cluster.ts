@@ -35,6 +35,8 @@ import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../../platform/live/net/client.ts';
 import { RemoteError } from '../../../platform/live/net/errors.ts';
 import {
+  COND_NX,
+  COND_XX,
   DEL_EXISTED,
   DEL_UNKNOWN,
   MAX_NAME_BYTES,
@@ -536,6 +538,30 @@ export class RkvActorClient {
     return answer.existed === DEL_EXISTED;
   }
 
+  /**
+   * SET NX (`condition` 'nx': write only if the key is absent) or SET XX ('xx': only if present),
+   * under this client's session; resolves true when it wrote, false when the condition did not
+   * hold (messages.ts "Conditional puts": decided by the leader at its applied point).
+   */
+  async cput(
+    key: Uint8Array,
+    value: Uint8Array,
+    condition: 'nx' | 'xx',
+    giveUpMs = 10_000,
+  ): Promise<boolean> {
+    if (key.length === 0) throw new ConfigError('key', 'a conditional put needs a key of 1 byte or more');
+    const message: RkvMessage = {
+      type: 'cput',
+      clientId: this.clientId,
+      seq: ++this.#seq,
+      key,
+      value,
+      condition: condition === 'nx' ? COND_NX : COND_XX,
+    };
+    const answer = await this.#command(message, ['put-ok', 'cond-ok'], giveUpMs);
+    return answer.type === 'put-ok' || (answer.type === 'cond-ok' && answer.written);
+  }
+
   /** Reads at the leader (under its lease); null when the key is absent. */
   async get(key: Uint8Array, giveUpMs = 10_000): Promise<Uint8Array | null> {
     const answer = await this.#command({ type: 'get', key }, 'value', giveUpMs);
@@ -556,7 +582,7 @@ export class RkvActorClient {
 
   async #command(
     message: RkvMessage,
-    expect: 'put-ok' | 'value' | 'del-ok' | 'size',
+    expect: RkvMessage['type'] | readonly RkvMessage['type'][],
     giveUpMs: number,
     toShard?: number,
   ): Promise<RkvMessage> {
@@ -578,7 +604,11 @@ export class RkvActorClient {
           await new Promise((wake) => setTimeout(wake, 25));
           continue;
         }
-        if (answer?.type === expect) return answer;
+        if (
+          answer !== undefined &&
+          (answer.type === expect || (Array.isArray(expect) && expect.includes(answer.type)))
+        )
+          return answer;
         if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
           this.#leaders[shard] = answer.leader;
           continue;

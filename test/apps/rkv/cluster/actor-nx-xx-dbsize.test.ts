@@ -4,7 +4,9 @@
  * shard's leader counts its live keys — memtable plus its LSM store (LsmDisk, a 512-byte memtable
  * so most keys are flushed) — and the front sums them. SETs (overwrites included) and DELs
  * (existing and missing keys) move the count as Redis's would, keys land in both shards, and a
- * pipeline's SETs then DBSIZE counts those SETs.
+ * pipeline's SETs then DBSIZE counts those SETs. SET NX / XX answer OK or nil as Redis's do: NX
+ * twice (OK then nil), XX on a missing key (nil, nothing written), on keys only the SSTables hold,
+ * and NX after a DEL.
  */
 
 import assert from 'node:assert/strict';
@@ -19,7 +21,7 @@ import { startRespServer } from '../../../../src/apps/rkv/resp/server.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
 import { freeUdpPort } from '../../../platform/live/free-port.ts';
 
-test('DBSIZE on the live actors over 2 shards: SETs, overwrites and DELs counted exactly', {
+test('DBSIZE and SET NX / XX on the live actors over 2 shards', {
   timeout: 120_000,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rkv-dbs-'));
@@ -65,6 +67,24 @@ test('DBSIZE on the live actors over 2 shards: SETs, overwrites and DELs counted
       resp.command('DBSIZE'),
     ]);
     assert.deepEqual(pipelined, ['OK', 'OK', 20], 'a deleted key written again, two new keys');
+    // SET NX / XX, on keys of both shards (most of the size: keys are on disk by now).
+    assert.equal(await resp.command('SET', 'cond:a', 'first', 'NX'), 'OK', 'NX on an absent key');
+    assert.equal(await resp.command('SET', 'cond:a', 'second', 'NX'), null, 'NX on a present key');
+    assert.equal(await resp.command('GET', 'cond:a'), 'first');
+    assert.equal(await resp.command('SET', 'cond:missing', 'v', 'XX'), null, 'XX on a missing key');
+    assert.equal(await resp.command('GET', 'cond:missing'), null);
+    assert.equal(await resp.command('SET', 'cond:a', 'third', 'XX'), 'OK', 'XX on a present key');
+    assert.equal(await resp.command('GET', 'cond:a'), 'third');
+    const shardsOfSizeKeys = new Set<number>();
+    for (let i = 3; i < 20; i++) {
+      assert.equal(await resp.command('SET', `size:${i}`, 'nx', 'NX'), null, `NX on flushed size:${i}`);
+      assert.equal(await resp.command('SET', `size:${i}`, 'xx', 'XX'), 'OK', `XX on flushed size:${i}`);
+      shardsOfSizeKeys.add(connection.shardOf(Buffer.from(`size:${i}`)));
+    }
+    assert.equal(shardsOfSizeKeys.size, 2);
+    assert.equal(await resp.command('GET', 'size:19'), 'xx');
+    assert.equal(await resp.command('SET', 'size:0', 'back', 'NX'), 'OK', 'NX after DEL');
+    assert.equal(await resp.command('DBSIZE'), 22, 'cond:a and size:0 added; cond:missing not');
   } finally {
     resp.close();
     await server.close();
