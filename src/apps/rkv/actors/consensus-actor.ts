@@ -911,6 +911,10 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     if (ctx.origin.kind !== 'none') ctx.reply({ type: 'put-ok', slot: 0 });
     return;
   }
+  if (lockedByCput(ctx, message.key)) {
+    refuse(ctx, state, 'a conditional put of this key is being decided; retry');
+    return;
+  }
   const slot = state.num(META.nextSlot);
   state.set(META.nextSlot, slot + 1);
   propose(
@@ -955,6 +959,10 @@ function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): 
         origin: encodeOrigin(ctx.origin),
       });
     }
+    return;
+  }
+  if (lockedByCput(ctx, message.key)) {
+    refuse(ctx, state, 'a conditional put of this key is being decided; retry');
     return;
   }
   const slot = state.num(META.nextSlot);
@@ -1644,6 +1652,16 @@ function proposedOn(state: ConsensusState, key: Uint8Array): boolean {
     if (record !== undefined && sameBytes(commandKey(record), key)) return true;
   }
   return false;
+}
+
+/**
+ * Whether a conditional put holds `key` locked (its read is out): a put or delete of the key must
+ * not be proposed now, or it could land between the read and the put the condition decides. No
+ * map until the first conditional put, so the offload experiment's puts look nothing up.
+ */
+function lockedByCput(ctx: RkvContext, key: Uint8Array): boolean {
+  const root = ctx.root('conds');
+  return root !== undefined && DmoHashMap.open(ctx.dmo, root).get(key) !== undefined;
 }
 
 /** The conditional puts waiting for their key's state: created on first use (no cost otherwise). */

@@ -203,3 +203,29 @@ test('NX puts of one key sent at once: exactly one writes', () => {
     'the lock refused a racing NX',
   );
 });
+
+test('a plain put of a key whose NX is being decided does not land between its read and its put', () => {
+  const d = deployGroup();
+  const leader = d.leader;
+  const consensus = d.consensus[leader] as Ref;
+  const key = BASE_KEYS + 21;
+  const answers = new Map<string, RkvMessage>();
+  const record = (what: string) => (_id: number, _latency: number, ok: boolean, reply: unknown) => {
+    assert.ok(ok);
+    answers.set(what, reply as RkvMessage);
+  };
+  d.cluster.clientSend(leader, consensus, cput(1, 1, key, valueOf(1), COND_NX), record('nx'));
+  d.cluster.clientSend(
+    leader,
+    consensus,
+    { type: 'put', clientId: 2, seq: 1, key: rkvKey(key), value: valueOf(2) },
+    record('put'),
+  );
+  d.cluster.kernel.run({});
+  const nx = answers.get('nx')?.type;
+  const put = answers.get('put')?.type;
+  // Both written would only be linearizable as NX then the put: the put's value last.
+  if (nx === 'put-ok' && put === 'put-ok') assert.deepEqual(valueAt(d, leader, key), valueOf(2));
+  assert.deepEqual([nx, put], ['put-ok', 'refused'], 'the lock refused the plain put (the client retries)');
+  assert.deepEqual(valueAt(d, leader, key), valueOf(1));
+});
