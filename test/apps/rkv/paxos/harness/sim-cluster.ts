@@ -191,12 +191,17 @@ export function findLostWrite(history: readonly KvHistoryOp[], finalReader: numb
     const key = final.input.key;
     const value = final.output.value;
     const writes = history.filter((op) => op.input.key === key && op.input.op !== 'get');
-    const acknowledged = writes.filter((op) => op.status === 'ok');
+    // A conditional put answered not-written wrote nothing: it follows no write.
+    const acknowledged = writes.filter(
+      (op) => op.status === 'ok' && !(op.output.op === 'cput' && !op.output.written),
+    );
     const returnOf = (op: KvHistoryOp): number =>
       op.status === 'ok' ? op.returnAt : Number.POSITIVE_INFINITY;
     const sources: number[] = writes
       .filter((op) =>
-        value === null ? op.input.op === 'del' : op.input.op === 'put' && op.input.value === value,
+        value === null
+          ? op.input.op === 'del'
+          : (op.input.op === 'put' || op.input.op === 'cput') && op.input.value === value,
       )
       .map(returnOf);
     if (value === null) sources.push(Number.NEGATIVE_INFINITY); // the initial absent state
