@@ -12,6 +12,9 @@
  *             (a put between the attempts survives)
  *   race      NX puts of one key sent at once: exactly one writes (the others are refused while
  *             the key is locked, or find it written)
+ *   lock      a plain put sent right behind an NX of the same key is refused while the NX's read
+ *             is out (else it was proposed first, and the NX, deciding on the older state, wrote
+ *             after it: both acknowledged, not linearizable)
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -43,7 +46,7 @@ function valueAt(d: RkvSimDeployment, replica: number, key: number): Uint8Array 
   return answer.type === 'value' && answer.found ? answer.value : undefined;
 }
 
-const valueOf = (n: number) => new Uint8Array(VALUE_BYTES).fill(n % 256);
+const valueNumbered = (n: number) => new Uint8Array(VALUE_BYTES).fill(n % 256);
 
 test('NX and XX answer as Redis: absent and present keys, keys only the disk holds, after a delete', () => {
   const d = deployGroup();
@@ -51,24 +54,27 @@ test('NX and XX answer as Redis: absent and present keys, keys only the disk hol
   const consensus = d.consensus[leader] as Ref;
   const fresh = BASE_KEYS + 7;
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(0, 0, fresh, valueOf(1), COND_NX)), 'NX absent'),
+    writtenOf(call(d, leader, consensus, cput(0, 0, fresh, valueNumbered(1), COND_NX)), 'NX absent'),
     true,
   );
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(0, 0, fresh, valueOf(2), COND_NX)), 'NX again'),
+    writtenOf(call(d, leader, consensus, cput(0, 0, fresh, valueNumbered(2), COND_NX)), 'NX again'),
     false,
   );
-  assert.deepEqual(valueAt(d, leader, fresh), valueOf(1), 'the second NX did not write');
+  assert.deepEqual(valueAt(d, leader, fresh), valueNumbered(1), 'the second NX did not write');
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(0, 0, fresh + 1, valueOf(3), COND_XX)), 'XX absent'),
+    writtenOf(call(d, leader, consensus, cput(0, 0, fresh + 1, valueNumbered(3), COND_XX)), 'XX absent'),
     false,
   );
   assert.equal(valueAt(d, leader, fresh + 1), undefined, 'XX on an absent key wrote nothing');
   // Base keys are only on the disk: the SSTable reader decides.
-  assert.equal(writtenOf(call(d, leader, consensus, cput(0, 0, 3, valueOf(4), COND_XX)), 'XX on disk'), true);
-  assert.deepEqual(valueAt(d, leader, 3), valueOf(4));
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(0, 0, 4, valueOf(5), COND_NX)), 'NX on disk'),
+    writtenOf(call(d, leader, consensus, cput(0, 0, 3, valueNumbered(4), COND_XX)), 'XX on disk'),
+    true,
+  );
+  assert.deepEqual(valueAt(d, leader, 3), valueNumbered(4));
+  assert.equal(
+    writtenOf(call(d, leader, consensus, cput(0, 0, 4, valueNumbered(5), COND_NX)), 'NX on disk'),
     false,
   );
   assert.deepEqual(valueAt(d, leader, 4), baseValue(4, VALUE_BYTES));
@@ -77,17 +83,20 @@ test('NX and XX answer as Redis: absent and present keys, keys only the disk hol
     'del-ok',
   );
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(0, 0, 4, valueOf(6), COND_NX)), 'NX after DEL'),
+    writtenOf(call(d, leader, consensus, cput(0, 0, 4, valueNumbered(6), COND_NX)), 'NX after DEL'),
     true,
   );
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(0, 0, fresh + 1, valueOf(7), COND_XX)), 'XX still absent'),
+    writtenOf(
+      call(d, leader, consensus, cput(0, 0, fresh + 1, valueNumbered(7), COND_XX)),
+      'XX still absent',
+    ),
     false,
   );
   d.cluster.kernel.run({});
   for (const replica of [0, 1, 2]) {
-    assert.deepEqual(valueAt(d, replica, 4), valueOf(6), `replica ${replica}`);
-    assert.deepEqual(valueAt(d, replica, 3), valueOf(4), `replica ${replica}`);
+    assert.deepEqual(valueAt(d, replica, 4), valueNumbered(6), `replica ${replica}`);
+    assert.deepEqual(valueAt(d, replica, 3), valueNumbered(4), `replica ${replica}`);
     assert.equal(valueAt(d, replica, fresh + 1), undefined, `replica ${replica}`);
   }
 });
@@ -95,7 +104,7 @@ test('NX and XX answer as Redis: absent and present keys, keys only the disk hol
 test('a follower refuses a conditional put and names the leader', () => {
   const d = deployGroup();
   const follower = (d.leader + 1) % 3;
-  const answer = call(d, follower, d.consensus[follower] as Ref, cput(0, 0, 1, valueOf(1), COND_NX));
+  const answer = call(d, follower, d.consensus[follower] as Ref, cput(0, 0, 1, valueNumbered(1), COND_NX));
   assert.equal(answer.type, 'refused', JSON.stringify(answer));
   if (answer.type === 'refused') assert.equal(answer.leader, d.leader);
 });
@@ -117,7 +126,7 @@ test(`puts, deletes, NX, XX and gets through the leader match a model through fl
   for (let i = 0; i < 500; i++) {
     const index = keys[random.int(0, keys.length)] as number;
     const roll = random.next();
-    const value = valueOf(i);
+    const value = valueNumbered(i);
     if (roll < 0.2) {
       assert.equal(
         call(d, leader, consensus, { type: 'put', clientId: 0, seq: 0, key: rkvKey(index), value }).type,
@@ -158,19 +167,27 @@ test('a retried conditional put that wrote is answered written and does not writ
   const leader = d.leader;
   const consensus = d.consensus[leader] as Ref;
   const key = BASE_KEYS + 3;
-  assert.equal(writtenOf(call(d, leader, consensus, cput(9, 1, key, valueOf(1), COND_NX)), 'first'), true);
+  assert.equal(
+    writtenOf(call(d, leader, consensus, cput(9, 1, key, valueNumbered(1), COND_NX)), 'first'),
+    true,
+  );
   // Another client overwrites; the retry (same session and seq) must not put its value back.
   assert.equal(
-    call(d, leader, consensus, { type: 'put', clientId: 10, seq: 1, key: rkvKey(key), value: valueOf(2) })
-      .type,
+    call(d, leader, consensus, {
+      type: 'put',
+      clientId: 10,
+      seq: 1,
+      key: rkvKey(key),
+      value: valueNumbered(2),
+    }).type,
     'put-ok',
   );
-  const retry = call(d, leader, consensus, cput(9, 1, key, valueOf(1), COND_NX));
+  const retry = call(d, leader, consensus, cput(9, 1, key, valueNumbered(1), COND_NX));
   assert.deepEqual(retry, { type: 'cond-ok', written: true }, 'the retry is answered as the first attempt');
-  assert.deepEqual(valueAt(d, leader, key), valueOf(2), 'the retry did not write');
+  assert.deepEqual(valueAt(d, leader, key), valueNumbered(2), 'the retry did not write');
   // The session goes on: the next seq is evaluated afresh (the key is present: NX does not write).
   assert.equal(
-    writtenOf(call(d, leader, consensus, cput(9, 2, key, valueOf(3), COND_NX)), 'next seq'),
+    writtenOf(call(d, leader, consensus, cput(9, 2, key, valueNumbered(3), COND_NX)), 'next seq'),
     false,
   );
 });
@@ -185,7 +202,7 @@ test('NX puts of one key sent at once: exactly one writes', () => {
     d.cluster.clientSend(
       leader,
       consensus,
-      cput(c, 1, key, valueOf(c), COND_NX),
+      cput(c, 1, key, valueNumbered(c), COND_NX),
       (_id, _latency, ok, reply) => {
         assert.ok(ok);
         answers.push(reply as RkvMessage);
@@ -214,18 +231,18 @@ test('a plain put of a key whose NX is being decided does not land between its r
     assert.ok(ok);
     answers.set(what, reply as RkvMessage);
   };
-  d.cluster.clientSend(leader, consensus, cput(1, 1, key, valueOf(1), COND_NX), record('nx'));
+  d.cluster.clientSend(leader, consensus, cput(1, 1, key, valueNumbered(1), COND_NX), record('nx'));
   d.cluster.clientSend(
     leader,
     consensus,
-    { type: 'put', clientId: 2, seq: 1, key: rkvKey(key), value: valueOf(2) },
+    { type: 'put', clientId: 2, seq: 1, key: rkvKey(key), value: valueNumbered(2) },
     record('put'),
   );
   d.cluster.kernel.run({});
   const nx = answers.get('nx')?.type;
   const put = answers.get('put')?.type;
   // Both written would only be linearizable as NX then the put: the put's value last.
-  if (nx === 'put-ok' && put === 'put-ok') assert.deepEqual(valueAt(d, leader, key), valueOf(2));
+  if (nx === 'put-ok' && put === 'put-ok') assert.deepEqual(valueAt(d, leader, key), valueNumbered(2));
   assert.deepEqual([nx, put], ['put-ok', 'refused'], 'the lock refused the plain put (the client retries)');
-  assert.deepEqual(valueAt(d, leader, key), valueOf(1));
+  assert.deepEqual(valueAt(d, leader, key), valueNumbered(1));
 });
