@@ -7,6 +7,7 @@
  *
  *   npx tsx scripts/rkv-actor-dst.ts --seeds 1000                  seeds 1..1000
  *   npx tsx scripts/rkv-actor-dst.ts --from 1 --seeds 250 --laggards  state transfers, mid-transfer crashes
+ *   npx tsx scripts/rkv-actor-dst.ts --seeds 500 --conditionals     SET NX / XX among the puts
  *   npx tsx scripts/rkv-actor-dst.ts --seed 1234                    one seed, its counters
  *
  * stdout: one line per failing seed with the command that replays it, then a summary (or one JSON
@@ -24,7 +25,7 @@ import {
 import { commandLineHelpers } from './dst-cli.ts';
 
 const USAGE =
-  'usage: rkv-actor-dst.ts [--seed N | --from N --seeds COUNT] [--laggards] [--pre-vote] [--migrate] ' +
+  'usage: rkv-actor-dst.ts [--seed N | --from N --seeds COUNT] [--laggards] [--pre-vote] [--conditionals] [--migrate] ' +
   '[--keep-going] [--json]';
 
 const cli = commandLineHelpers('rkv-actor-dst', USAGE);
@@ -37,6 +38,7 @@ function parse() {
       seeds: { type: 'string' },
       laggards: { type: 'boolean', default: false },
       'pre-vote': { type: 'boolean', default: false },
+      conditionals: { type: 'boolean', default: false },
       migrate: { type: 'boolean', default: false },
       'keep-going': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -51,6 +53,7 @@ const { single, from, count } = cli.seedRange(values);
 const base: Omit<ActorDstOptions, 'seed'> = {
   ...(values.laggards ? { laggards: true } : {}),
   ...(values['pre-vote'] ? { preVote: true } : {}),
+  ...(values.conditionals ? { conditionals: true } : {}),
   ...(values.migrate ? { migrate: true } : {}),
 };
 

@@ -134,9 +134,11 @@ import type { ActorContext, ActorRef, HandlerWork } from '../../../actor/index.t
 import { defineActor, narrowRef } from '../../../actor/index.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
-import { encodeOrigin } from '../../../runtime/origin-codec.ts';
+import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { type Ballot, ballotRound, makeBallot, replicaId } from '../paxos/types.ts';
 import {
+  COND_NX,
+  commandKey,
   deleteCommand,
   isDeleteCommand,
   NO_LEADER,
@@ -909,6 +911,10 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     if (ctx.origin.kind !== 'none') ctx.reply({ type: 'put-ok', slot: 0 });
     return;
   }
+  if (lockedByCput(ctx, message.key)) {
+    refuse(ctx, state, 'a conditional put of this key is being decided; retry');
+    return;
+  }
   const slot = state.num(META.nextSlot);
   state.set(META.nextSlot, slot + 1);
   propose(
@@ -953,6 +959,10 @@ function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): 
         origin: encodeOrigin(ctx.origin),
       });
     }
+    return;
+  }
+  if (lockedByCput(ctx, message.key)) {
+    refuse(ctx, state, 'a conditional put of this key is being decided; retry');
     return;
   }
   const slot = state.num(META.nextSlot);
@@ -1576,26 +1586,158 @@ function onHeartbeatAck(ctx: RkvContext, state: ConsensusState, message: RkvMsg<
   truncate(ctx, state);
 }
 
-/** A client's read at this replica: served by the leader under its lease, else refused. */
-function onGet(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'>): void {
+/** Why this replica may not serve a linearizable read now (undefined: it may; see the header). */
+function leaseReadRefusal(ctx: RkvContext, state: ConsensusState): string | undefined {
   if (state.role !== LEADER) {
     const hint = state.num(META.leaderHint);
-    refuse(
-      ctx,
-      state,
-      hint === NO_LEADER
-        ? 'not the leader, and no leader is known; retry'
-        : `not the leader; read at replica ${hint}`,
-    );
-    return;
+    return hint === NO_LEADER
+      ? 'not the leader, and no leader is known; retry'
+      : `not the leader; read at replica ${hint}`;
   }
   const applied = state.num(META.applied);
   if (applied < state.num(META.readySlot) || applied < state.num(META.commit)) {
-    refuse(ctx, state, 'the new leader has not applied its first slot yet; retry');
-    return;
+    return 'the new leader has not applied its first slot yet; retry';
   }
   if (state.timed && !state.unsafe(UNSAFE_NO_LEASE) && ctx.now() >= state.num(META.leaseUntil)) {
-    refuse(ctx, state, 'the leader holds no lease (no majority heard it within T); retry');
+    return 'the leader holds no lease (no majority heard it within T); retry';
+  }
+  return undefined;
+}
+
+/**
+ * A conditional put (SET NX / XX; messages.ts "Conditional puts") at the leader: decided here,
+ * before the log, so the log holds only the plain put it becomes. The leader locks the key
+ * (`conds`: key → the waiting command), refuses while a command on the key is proposed but not
+ * applied (its effect would not be in the read), and reads the key at its applied point through
+ * the memtable; `cond-state` finishes it. While the key is locked no write of it is proposed, so
+ * no command lands between the read and the put. A retry whose seq the sessions table holds wrote
+ * (only a write takes a seq), and is answered so.
+ */
+function onCput(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'cput'>): void {
+  if (message.key.length === 0) {
+    refuse(ctx, state, 'a conditional put needs a non-empty key');
+    return;
+  }
+  const refusal = leaseReadRefusal(ctx, state);
+  if (refusal !== undefined) {
+    refuse(ctx, state, refusal);
+    return;
+  }
+  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
+    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'cond-ok', written: true });
+    return;
+  }
+  const conds = condsOf(ctx);
+  if (conds.get(message.key) !== undefined || proposedOn(state, message.key)) {
+    refuse(ctx, state, 'another write of this key is being decided or committed; retry');
+    return;
+  }
+  const memtable = rkvRef(ctx, state.setup.memtable);
+  if (memtable === undefined) {
+    refuse(ctx, state, 'no memtable actor');
+    return;
+  }
+  const origin = ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin);
+  conds.set(message.key, encodePendingCput(state.num(META.ballot), origin, message));
+  // The answer comes back here (`cond-state`), not to the client.
+  ctx.send(memtable, { type: 'cond-check', key: message.key }, { origin: 'self' });
+}
+
+/** Whether a slot above the applied point (proposed, not yet applied) writes or deletes `key`. */
+function proposedOn(state: ConsensusState, key: Uint8Array): boolean {
+  const next = state.num(META.nextSlot);
+  for (let slot = state.num(META.applied) + 1; slot < next; slot++) {
+    const record = state.record(slot);
+    if (record !== undefined && sameBytes(commandKey(record), key)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a conditional put holds `key` locked (its read is out): a put or delete of the key must
+ * not be proposed now, or it could land between the read and the put the condition decides. No
+ * map until the first conditional put, so the offload experiment's puts look nothing up.
+ */
+function lockedByCput(ctx: RkvContext, key: Uint8Array): boolean {
+  const root = ctx.root('conds');
+  return root !== undefined && DmoHashMap.open(ctx.dmo, root).get(key) !== undefined;
+}
+
+/** The conditional puts waiting for their key's state: created on first use (no cost otherwise). */
+function condsOf(ctx: RkvContext): DmoHashMap {
+  const root = ctx.root('conds');
+  if (root !== undefined) return DmoHashMap.open(ctx.dmo, root);
+  const map = DmoHashMap.create(ctx.dmo);
+  ctx.setRoot('conds', map.rootId);
+  return map;
+}
+
+/** [ballot f64][origin bytes u32][origin][the cput, encoded] (little-endian). */
+function encodePendingCput(ballot: number, origin: Uint8Array, message: RkvMsg<'cput'>): Uint8Array {
+  const command = rkvMessages.encode(message);
+  const out = new Uint8Array(12 + origin.length + command.length);
+  const view = new DataView(out.buffer);
+  view.setFloat64(0, ballot, true);
+  view.setUint32(8, origin.length, true);
+  out.set(origin, 12);
+  out.set(command, 12 + origin.length);
+  return out;
+}
+
+function decodePendingCput(bytes: Uint8Array): {
+  readonly ballot: number;
+  readonly origin: Uint8Array;
+  readonly command: RkvMsg<'cput'>;
+} {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const originBytes = view.getUint32(8, true);
+  const command = rkvMessages.decode(bytes.subarray(12 + originBytes)) as RkvMsg<'cput'>;
+  return { ballot: view.getFloat64(0, true), origin: bytes.slice(12, 12 + originBytes), command };
+}
+
+/**
+ * The key's state for a waiting conditional put: unlock; still the leader of the same ballot and
+ * under its lease ⇒ the condition decides — a put proposed under the client's session (the
+ * memtable answers `put-ok` once it is applied), or `cond-ok` written false. Else the client is
+ * refused and retries (nothing was proposed).
+ */
+function onCondState(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'cond-state'>): void {
+  const conds = condsOf(ctx);
+  const bytes = conds.get(message.key);
+  if (bytes === undefined) return;
+  conds.delete(message.key);
+  const { ballot, origin, command } = decodePendingCput(bytes);
+  const answer = (reply: RkvMessage) => {
+    const decoded = origin.length > 0 ? readOrigin(origin, 0) : undefined;
+    if (decoded !== undefined) ctx.replyTo(decoded.origin, reply);
+  };
+  const refusal =
+    ballot === state.num(META.ballot) ? leaseReadRefusal(ctx, state) : 'leadership changed; retry';
+  if (refusal !== undefined) {
+    answer({ type: 'refused', reason: refusal, leader: state.num(META.leaderHint) });
+    return;
+  }
+  const holds = command.condition === COND_NX ? !message.exists : message.exists;
+  if (!holds) {
+    answer({ type: 'cond-ok', written: false });
+    return;
+  }
+  const slot = state.num(META.nextSlot);
+  state.set(META.nextSlot, slot + 1);
+  const put = { clientId: command.clientId, seq: command.seq, key: command.key, value: command.value };
+  propose(ctx, state, slot, slotRecord(0, false, put, origin));
+  advanceChosen(ctx, state);
+}
+
+/**
+ * A client's read at this replica (`get`, `dbsize`): served by the leader under its lease — sent
+ * on to the memtable with the client's origin, FIFO behind the applies — else refused.
+ */
+function onRead(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'> | RkvMsg<'dbsize'>): void {
+  const refusal = leaseReadRefusal(ctx, state);
+  if (refusal !== undefined) {
+    refuse(ctx, state, refusal);
     return;
   }
   const memtable = rkvRef(ctx, state.setup.memtable);
@@ -1604,7 +1746,7 @@ function onGet(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'>): 
     return;
   }
   // The client's origin travels with it: the memtable (or the SSTable reader) answers.
-  ctx.send(memtable, { type: 'get', key: message.key });
+  ctx.send(memtable, message);
 }
 
 // ---- phase 1 ------------------------------------------------------------------------------------
@@ -1772,6 +1914,8 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
     case 'put':
     case 'get':
     case 'del':
+    case 'dbsize':
+    case 'cput':
       refuse(ctx, state, 'the replica is recovering its durable log; retry');
       return;
     default:
@@ -1970,7 +2114,13 @@ export const rkvConsensus = defineActor({
     const bytes = setupMap.getString('setup');
     if (bytes === undefined) {
       ctx.log.warn({ type: message.type }, 'rkv: message before setup dropped');
-      if (message.type === 'put' || message.type === 'get' || message.type === 'del') {
+      if (
+        message.type === 'put' ||
+        message.type === 'get' ||
+        message.type === 'del' ||
+        message.type === 'dbsize' ||
+        message.type === 'cput'
+      ) {
         refuse(ctx, undefined, 'the consensus actor is not set up yet');
       }
       return;
@@ -1993,7 +2143,14 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
       onDel(ctx, state, message);
       return;
     case 'get':
-      onGet(ctx, state, message);
+    case 'dbsize':
+      onRead(ctx, state, message);
+      return;
+    case 'cput':
+      onCput(ctx, state, message);
+      return;
+    case 'cond-state':
+      onCondState(ctx, state, message);
       return;
     case 'accept':
       onAccept(ctx, state, message);
@@ -2097,6 +2254,7 @@ function consensusWork(message: RkvMessage): HandlerWork {
       };
     }
     case 'get':
+    case 'dbsize':
       // Role, lease and applied point from meta; forward the key to the memtable.
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SEND_INSTRUCTIONS };
     case 'accept': {

@@ -22,6 +22,24 @@
  *          ─apply-del─▶ memtable: tombstone; k in the memtable ⇒ ─del-ok─▶ client; else ─probe─▶
  *          sstable reader ─probed─▶ memtable ─del-ok─▶ client (no flush leaves while a probe is out)
  *   retry of an applied delete: consensus ─del-again(clientId, seq)─▶ memtable ─del-ok─▶ client
+ *
+ * Conditional puts (SET NX / XX) are decided by the leader before they enter the log, which only
+ * ever holds the plain put they become (or nothing): every replica then applies the same effect,
+ * and the log, snapshots and rebuilds are as for puts. The leader takes a per-key lock, checks that
+ * no command on the key is proposed and not yet applied, and reads the key at its applied point
+ * (FIFO behind the applies, a probe of the SSTable reader on a miss); while the lock is held no
+ * other write of the key is proposed, so the read and the put it becomes are atomic in log order:
+ *
+ *   client ─cput─▶ consensus(leader, lease; lock key) ─cond-check─▶ memtable [─cond-check─▶ sstable]
+ *          ─cond-state─▶ consensus (unlock): holds ⇒ propose put(clientId, seq) … ─put-ok─▶ client
+ *                                            else ─cond-ok(written false)─▶ client
+ *
+ * DBSIZE: a lease read, as a get; the memtable counts its own live keys and hands its keys to the
+ * SSTable reader, which adds the disk's live keys the memtable does not hold (a scan of the store;
+ * flushes held meanwhile, as for a delete's probe):
+ *
+ *   client ─dbsize─▶ consensus(leader, lease) ─dbsize─▶ memtable ─count-keys(keys)─▶ sstable reader
+ *          ─counted─▶ memtable ─size─▶ client
  */
 
 import { field, type MessageOf, messages } from '../../../actor/index.ts';
@@ -306,7 +324,49 @@ export const rkvMessages = messages({
    * client's last), DEL_UNKNOWN when it has none (another replica answered it, or a restart).
    */
   'del-again': { clientId: COUNT, seq: COUNT, origin: ORIGIN },
+
+  // ---- DBSIZE (see "DBSIZE" in the header; last, so the tags above keep their positions) ------------
+  /**
+   * Count the live keys: to the consensus actor of the replica the client believes leads (a lease
+   * read, as `get`), forwarded to its memtable with the client's origin; answered `size`.
+   */
+  dbsize: {},
+  /**
+   * The memtable to its SSTable reader: count the disk's live keys, leaving out every key of `run`
+   * (the memtables' keys, sim-disk.ts encodeRun form: the memtable decided those), and add
+   * `memtableKeys` (the memtables' live keys). Answered `counted`; no flush leaves meanwhile.
+   */
+  'count-keys': { memtableKeys: COUNT, run: field.bytes({ maxBytes: MAX_RUN_BYTES }), origin: ORIGIN },
+  /** The SSTable reader's answer to `count-keys`: the live keys in all; `origin`: who waits. */
+  counted: { keys: COUNT, origin: ORIGIN },
+  /** DBSIZE's answer: the live keys of this replica's store at one point in its log. */
+  size: { keys: COUNT },
+
+  // ---- conditional puts (see "Conditional puts" in the header; last, as above) --------------------
+  /**
+   * SET NX (`condition` COND_NX: write only if the key is absent) or SET XX (COND_XX: only if it
+   * is present); to the leader's consensus actor, under the client's session as a put. Answered
+   * `put-ok` when it wrote, `cond-ok` with written = false when the condition did not hold.
+   */
+  cput: { clientId: COUNT, seq: COUNT, key: KEY, value: VALUE, condition: field.u8() },
+  /**
+   * The leader's consensus actor to its memtable (and on a miss, the memtable to its SSTable
+   * reader, the origin travelling on): does `key` hold a value? Answered `cond-state`.
+   */
+  'cond-check': { key: KEY },
+  /** The answer to `cond-check`, to the consensus actor that asked. */
+  'cond-state': { key: KEY, exists: field.bool() },
+  /**
+   * A conditional put's answer when it did not write (`written` false: Redis's nil), or a retry
+   * found its first attempt applied (`written` true: it wrote, under the client's session).
+   */
+  'cond-ok': { written: field.bool() },
 });
+
+/** `cput.condition`: SET NX — write only if the key holds no value. */
+export const COND_NX = 1;
+/** `cput.condition`: SET XX — write only if the key holds a value. */
+export const COND_XX = 2;
 
 /** `del-ok.existed`: the key held no value when the delete took effect. */
 export const DEL_ABSENT = 0;

@@ -29,6 +29,11 @@ function encodeLatin1(name: string): Uint8Array {
   return bytes;
 }
 
+/** A key as the disk's tables (and `countLiveKeys`) name it: one char per byte. */
+export function diskKeyName(key: Uint8Array): string {
+  return latin1.decode(key);
+}
+
 /** What a run entry holds: a value, or undefined for a tombstone (the key was deleted). */
 export interface RunEntry {
   readonly key: Uint8Array;
@@ -191,6 +196,27 @@ export class SimDisk {
   #inBase(name: string): boolean {
     const index = rkvKeyIndex(encodeLatin1(name));
     return index !== undefined && index < this.baseKeys;
+  }
+
+  /**
+   * The keys that hold a value on the disk, leaving out every key in `decided` (the memtable's: it
+   * counts those itself). Reads every table and counts the base data by subtraction; a scan of the
+   * whole store, which DBSIZE pays for.
+   */
+  countLiveKeys(decided: ReadonlySet<string>): number {
+    const seen = new Set(decided);
+    let live = 0;
+    for (const table of [...this.#level0].reverse().concat([this.#level1])) {
+      for (const [key, value] of table) {
+        if (seen.has(key)) continue;
+        seen.add(key);
+        if (value !== null) live++;
+      }
+    }
+    // Base keys that nothing above decided still hold their base value.
+    let baseDecided = 0;
+    for (const key of seen) if (this.#inBase(key)) baseDecided++;
+    return live + this.baseKeys - baseDecided;
   }
 
   /** The key's newest value in LSM read order (a tombstone ends the search: not found). */

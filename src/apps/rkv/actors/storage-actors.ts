@@ -34,11 +34,20 @@
  * another replica after a fail-over, a restarted one, or one while the first's probe is still out,
  * gets DEL_UNKNOWN.
  *
+ * DBSIZE (messages.ts "DBSIZE"): the memtable, FIFO behind the applies (so at one point in log
+ * order), counts the live keys of its active and frozen memtables (the active one shadows) and
+ * sends all their keys to the SSTable reader, which adds the disk's live keys outside that set — a
+ * scan of the whole store, O(keys stored), on the host core. The disk must not gain a newer table
+ * meanwhile (it would count writes the memtable counted again, or ones past the point), so the
+ * count holds flushes as a probe does (`probesOut` counts both); a table already in flight is in
+ * the frozen memtable, whose keys the reader leaves out, so seeing it or not changes nothing.
+ *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
- *                                             2: delete probes out at the SSTable reader
+ *                                             2: delete probes and key counts out at the
+ *                                             SSTable reader
  *                       answers DmoNumberMap  clientId → 2·seq + existed of the last delete this
  *                                             memtable answered (a retry's `del-again`)
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
@@ -48,7 +57,7 @@ import type { ActorContext, HandlerWork } from '../../../actor/index.ts';
 import { defineActor } from '../../../actor/index.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
-import { readOrigin } from '../../../runtime/origin-codec.ts';
+import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { DmoMemtable } from '../lsm/dmo-memtable.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
 import {
@@ -61,7 +70,7 @@ import {
   type RkvMsg,
   rkvMessages,
 } from './messages.ts';
-import { encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
+import { decodeRun, diskKeyName, encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
@@ -230,6 +239,73 @@ function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage):
   else ctx.replyTo(decoded.origin, message);
 }
 
+/**
+ * DBSIZE at this memtable: its live keys, and every key it holds to the SSTable reader, which adds
+ * the disk's other live keys (see "DBSIZE" in the header); flushes are held until `counted`.
+ */
+function memtableCount(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>): void {
+  if (ctx.origin.kind === 'none') return;
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    ctx.reply({ type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
+    return;
+  }
+  const held = new Map<string, RunEntry>();
+  let memtableKeys = 0;
+  for (const root of [ctx.root('active'), ctx.root('frozen')]) {
+    if (root === undefined) continue;
+    for (const entry of DmoMemtable.open(ctx.dmo, root).entries()) {
+      const name = diskKeyName(entry.key);
+      // The active memtable is newer: its entry decides a key both hold.
+      if (held.has(name)) continue;
+      held.set(name, { key: entry.key.slice(), value: undefined });
+      if (entry.kind === 'put') memtableKeys++;
+    }
+  }
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  ctx.send(
+    reader,
+    {
+      type: 'count-keys',
+      memtableKeys,
+      // Keys only (as tombstones): the reader needs which keys the memtable decided, not values.
+      run: encodeRun([...held.values()]),
+      origin: encodeOrigin(ctx.origin),
+    },
+    { origin: 'self' },
+  );
+}
+
+/**
+ * A conditional put's read of its key (messages.ts "Conditional puts"), FIFO behind the applies:
+ * the memtables decide a key they hold; a miss goes on to the SSTable reader, which answers the
+ * consensus actor. The consensus actor's lock keeps every write of the key out of the log until
+ * it has the answer, so no flush can carry a newer state of the key to the disk meanwhile.
+ */
+function memtableCondCheck(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
+  if (ctx.origin.kind === 'none') return;
+  for (const root of [ctx.root('active'), ctx.root('frozen')]) {
+    if (root === undefined) continue;
+    const entry = DmoMemtable.open(ctx.dmo, root).get(key);
+    if (entry === undefined) continue;
+    ctx.reply({ type: 'cond-state', key, exists: entry.kind === 'put' });
+    return;
+  }
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    ctx.log.error({ sstable: setup.sstable }, 'rkv: no SSTable reader; a conditional put waits');
+    return;
+  }
+  ctx.send(reader, { type: 'cond-check', key });
+}
+
+/** A probe or key count answered: the flush hold it took is released. */
+function releaseHold(ctx: RkvContext): void {
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
+}
+
 function memtableGet(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
   const tables = [ctx.root('active'), ctx.root('frozen')];
   for (const root of tables) {
@@ -304,9 +380,17 @@ export const rkvMemtable = defineActor({
         return maybeFlush(ctx, setup, active);
       case 'del-again':
         return answerAgain(ctx, message);
+      case 'dbsize':
+        return memtableCount(ctx, setup);
+      case 'cond-check':
+        return memtableCondCheck(ctx, setup, message.key);
+      case 'counted':
+        releaseHold(ctx);
+        if (message.origin.length > 0)
+          answerOrigin(ctx, message.origin, { type: 'size', keys: message.keys });
+        return maybeFlush(ctx, setup, active);
       case 'probed': {
-        const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
-        meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
+        releaseHold(ctx);
         // No origin: the reader could not answer (and told the client so).
         if (message.origin.length > 0)
           answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
@@ -344,6 +428,18 @@ export const rkvSstableReader = defineActor({
   exec(ctx, message) {
     const setup = gateOnSetup(ctx, message, 'sstable-setup');
     if (setup === undefined) return;
+    if (message.type === 'count-keys') return readerCount(ctx, setup, message);
+    if (message.type === 'cond-check') {
+      const disk = simDisk(setup.disk);
+      if (disk === undefined) ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
+      else if (ctx.origin.kind !== 'none')
+        ctx.reply({
+          type: 'cond-state',
+          key: message.key,
+          exists: disk.lookup(message.key).value !== undefined,
+        });
+      return;
+    }
     if (message.type !== 'get' && message.type !== 'probe') return;
     const disk = simDisk(setup.disk);
     if (disk === undefined) {
@@ -382,6 +478,30 @@ export const rkvSstableReader = defineActor({
   },
   cost: sstableWork,
 });
+
+/** DBSIZE at the reader: the memtable's live keys plus the disk's outside the memtable's keys. */
+function readerCount(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: RkvMsg<'count-keys'>): void {
+  const disk = simDisk(setup.disk);
+  if (disk === undefined) {
+    ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
+    answerOrigin(ctx, message.origin, {
+      type: 'refused',
+      reason: `no disk ${setup.disk}`,
+      leader: NO_LEADER,
+    });
+    // The memtable must still count the hold released (no origin: nobody else to answer).
+    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'counted', keys: 0, origin: EMPTY });
+    return;
+  }
+  if (ctx.origin.kind === 'none') return;
+  const decided = new Set<string>();
+  for (const entry of decodeRun(message.run)) decided.add(diskKeyName(entry.key));
+  ctx.reply({
+    type: 'counted',
+    keys: message.memtableKeys + disk.countLiveKeys(decided),
+    origin: message.origin,
+  });
+}
 
 // ---- the compaction actor ------------------------------------------------------------------------
 
@@ -454,6 +574,12 @@ function memtableWork(message: RkvMessage): HandlerWork {
           2 * bytes * PER_BYTE_INSTRUCTIONS,
       };
     }
+    case 'cond-check':
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS };
+    case 'dbsize':
+      // A walk of the memtables, each key copied into the run for the reader (not known here: a
+      // full memtable's worth is the bound; what the scan costs is under-declared, see the docs).
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS };
     case 'memtable-load':
       return {
         ...base,
@@ -465,7 +591,18 @@ function memtableWork(message: RkvMessage): HandlerWork {
 }
 
 function sstableWork(message: RkvMessage): HandlerWork {
-  if (message.type !== 'get' && message.type !== 'probe') return { instructions: RKV_BASE_INSTRUCTIONS };
+  if (message.type === 'count-keys') {
+    // Decoding the memtable's keys; the disk scan itself is not declared (its size is not known
+    // from the message): DBSIZE is an operator's command, not part of the modelled workload.
+    return {
+      instructions: RKV_BASE_INSTRUCTIONS + message.run.length * PER_BYTE_INSTRUCTIONS * 8,
+      ipc: 0.9,
+      mpki: 12,
+      workingSetBytes: 64 * 1024 * 1024,
+    };
+  }
+  if (message.type !== 'get' && message.type !== 'probe' && message.type !== 'cond-check')
+    return { instructions: RKV_BASE_INSTRUCTIONS };
   // Cold data: index and block reads miss the caches far more than the NIC-side structures.
   return {
     instructions: RKV_BASE_INSTRUCTIONS + SSTABLE_READ_INSTRUCTIONS,

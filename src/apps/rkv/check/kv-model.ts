@@ -1,8 +1,11 @@
 /**
- * The sequential specification of RKV's key-value interface (GET / PUT / DEL) for the
+ * The sequential specification of RKV's key-value interface (GET / PUT / DEL / conditional PUT,
+ * Redis's SET NX and SET XX) for the
  * linearizability checker, partitioned per key (every operation touches one key, so the history
  * is linearizable iff each key's sub-history is — Herlihy & Wing's locality, Porcupine's
- * P-compositionality). Per key the state is the value, or null when absent.
+ * P-compositionality). Per key the state is the value, or null when absent. A conditional put
+ * writes iff its condition holds in the state it is linearized at (`nx`: absent, `xx`: present)
+ * and answers whether it wrote; one whose answer is unknown still does exactly that, if it happens.
  *
  * The shapes match `KvCommand` / `KvResult` of the replicated state machine
  * (src/apps/rkv/paxos/state-machine.ts), so a simulation's client history feeds in unchanged.
@@ -13,27 +16,37 @@ import { type HistoryOp, type HistoryPartition, ILLEGAL, type Model } from './hi
 export type KvInput =
   | { readonly op: 'get'; readonly key: string }
   | { readonly op: 'put'; readonly key: string; readonly value: string }
-  | { readonly op: 'del'; readonly key: string };
+  | { readonly op: 'del'; readonly key: string }
+  | {
+      readonly op: 'cput';
+      readonly key: string;
+      readonly value: string;
+      /** `nx`: write only if the key is absent; `xx`: only if it is present. */
+      readonly condition: 'nx' | 'xx';
+    };
 
 export type KvOutput =
   | { readonly op: 'get'; readonly value: string | null }
   | { readonly op: 'put' }
-  | { readonly op: 'del'; readonly existed: boolean };
+  | { readonly op: 'del'; readonly existed: boolean }
+  | { readonly op: 'cput'; readonly written: boolean };
 
 export type KvHistoryOp = HistoryOp<KvInput, KvOutput>;
 
 function describeInput(input: KvInput): string {
   if (input.op === 'put') return `put(${input.key}, ${JSON.stringify(input.value)})`;
+  if (input.op === 'cput') return `put-${input.condition}(${input.key}, ${JSON.stringify(input.value)})`;
   return `${input.op}(${input.key})`;
 }
 
 function describeOutput(output: KvOutput): string {
   if (output.op === 'get') return output.value === null ? 'null' : JSON.stringify(output.value);
   if (output.op === 'del') return output.existed ? 'existed' : 'absent';
+  if (output.op === 'cput') return output.written ? 'ok' : 'nil';
   return 'ok';
 }
 
-/** GET/PUT/DEL on independent keys. */
+/** GET/PUT/DEL/conditional PUT on independent keys. */
 export const kvModel: Model<string | null, KvInput, KvOutput> = {
   name: 'kv',
   init: () => null,
@@ -47,6 +60,11 @@ export const kvModel: Model<string | null, KvInput, KvOutput> = {
       case 'del':
         if (output === undefined) return null;
         return output.op === 'del' && output.existed === (state !== null) ? null : ILLEGAL;
+      case 'cput': {
+        const holds = input.condition === 'nx' ? state === null : state !== null;
+        if (output !== undefined && (output.op !== 'cput' || output.written !== holds)) return ILLEGAL;
+        return holds ? input.value : state;
+      }
     }
   },
   stateKey: (state) => (state === null ? '\u0000' : `=${state}`),

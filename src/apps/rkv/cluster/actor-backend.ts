@@ -18,8 +18,15 @@
  * DEL deletes key by key (each a `del` committed through Multi-Paxos in its key's shard: a
  * tombstone in the memtables, SSTables and snapshots) and counts the keys that existed.
  *
+ * DBSIZE asks each shard's leader to count its live keys (a scan of its store, at one point in
+ * that shard's log) and sums them: not atomic across shards. It waits for every command queued
+ * before it (on any key), so a pipeline's SETs then DBSIZE counts them.
+ *
+ * SET NX / XX is a conditional put decided by the key's shard leader at its applied point, under
+ * a per-key lock, then committed as a plain put (messages.ts "Conditional puts"): OK or nil.
+ *
  * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
- * SET NX / XX (no conditional put), DBSIZE (no replica counts its keys), and the count of a DEL
+ * the count of a DEL
  * whose retry crossed a fail-over (the delete is done, its answer kept only where it was given).
  * While no leader answers, commands get `-TRYAGAIN`.
  */
@@ -84,12 +91,11 @@ export class ActorKvBackend implements KvBackend {
   }
 
   async set(key: Buffer, value: Buffer, condition: SetCondition): Promise<boolean> {
-    if (condition !== 'always') {
-      throw new BackendUnsupportedError(
-        "SET NX/XX: RKV's actors have no conditional put yet; use a plain SET",
-      );
-    }
     requireKey('SET', key);
+    if (condition !== 'always') {
+      const nxOrXx = condition === 'if-absent' ? 'nx' : 'xx';
+      return this.#with(key, (client) => client.cput(key, value, nxOrXx, this.#giveUpMs));
+    }
     await this.#with(key, (client) => client.put(key, value, this.#giveUpMs));
     return true;
   }
@@ -123,8 +129,18 @@ export class ActorKvBackend implements KvBackend {
     return Promise.all(keys.map((key) => this.get(key)));
   }
 
-  dbsize(): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError("DBSIZE: RKV's actors do not count their keys"));
+  /**
+   * Redis DBSIZE: each shard's live keys, counted at its leader at one point in that shard's log
+   * (a scan of the leader's store), summed — not one atomic snapshot across shards. It starts once
+   * the commands dispatched before it settled.
+   */
+  async dbsize(): Promise<number> {
+    // After every command dispatched before it (a pipeline's SETs then DBSIZE counts those SETs).
+    await Promise.all(this.#tails.values());
+    const shards = Array.from({ length: this.#connection.shards }, (_unused, shard) =>
+      this.#pooled(shard, (client) => client.dbsize(shard, this.#giveUpMs)),
+    );
+    return (await Promise.all(shards)).reduce((sum, keys) => sum + keys, 0);
   }
 
   info(): Promise<KvBackendInfo> {

@@ -35,6 +35,8 @@ import { connectToNodes } from '../../../platform/live/cluster/node-clients.ts';
 import { IpipeClient } from '../../../platform/live/net/client.ts';
 import { RemoteError } from '../../../platform/live/net/errors.ts';
 import {
+  COND_NX,
+  COND_XX,
   DEL_EXISTED,
   DEL_UNKNOWN,
   MAX_NAME_BYTES,
@@ -554,16 +556,53 @@ export class RkvActorClient {
     return answer.existed === DEL_EXISTED;
   }
 
+  /**
+   * SET NX (`condition` 'nx': write only if the key is absent) or SET XX ('xx': only if present),
+   * under this client's session; resolves true when it wrote, false when the condition did not
+   * hold (messages.ts "Conditional puts": decided by the leader at its applied point).
+   */
+  async cput(
+    key: Uint8Array,
+    value: Uint8Array,
+    condition: 'nx' | 'xx',
+    giveUpMs = 10_000,
+  ): Promise<boolean> {
+    if (key.length === 0) throw new ConfigError('key', 'a conditional put needs a key of 1 byte or more');
+    const message: RkvMessage = {
+      type: 'cput',
+      clientId: this.clientId,
+      seq: ++this.#seq,
+      key,
+      value,
+      condition: condition === 'nx' ? COND_NX : COND_XX,
+    };
+    const answer = await this.#command(message, ['put-ok', 'cond-ok'], giveUpMs);
+    return answer.type === 'put-ok' || (answer.type === 'cond-ok' && answer.written);
+  }
+
   /** Reads at the leader (under its lease); null when the key is absent. */
   async get(key: Uint8Array, giveUpMs = 10_000): Promise<Uint8Array | null> {
     const answer = await this.#command({ type: 'get', key }, 'value', giveUpMs);
     return answer.type === 'value' && answer.found ? answer.value : null;
   }
 
+  /**
+   * DBSIZE of one shard: its live keys, counted at its leader (under its lease) at one point in the
+   * shard's log — a scan of that replica's whole store (storage-actors.ts "DBSIZE").
+   */
+  async dbsize(shard: number, giveUpMs = 10_000): Promise<number> {
+    if (!(Number.isInteger(shard) && shard >= 0 && shard < this.#connection.shards)) {
+      throw new ConfigError('shard', `must be an integer in [0, ${this.#connection.shards}), got ${shard}`);
+    }
+    const answer = await this.#command({ type: 'dbsize' }, 'size', giveUpMs, shard);
+    return answer.type === 'size' ? answer.keys : 0;
+  }
+
   async #command(
     message: RkvMessage,
-    expect: 'put-ok' | 'value' | 'del-ok',
+    expect: RkvMessage['type'] | readonly RkvMessage['type'][],
     giveUpMs: number,
+    toShard?: number,
   ): Promise<RkvMessage> {
     if (this.#busy)
       throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
@@ -571,7 +610,7 @@ export class RkvActorClient {
     try {
       const deadline = performance.now() + giveUpMs;
       const replicas = this.#connection.replicas;
-      const shard = 'key' in message ? this.#connection.shardOf(message.key) : 0;
+      const shard = toShard ?? ('key' in message ? this.#connection.shardOf(message.key) : 0);
       while (performance.now() < deadline) {
         const leader = this.leaderOf(shard);
         let answer: RkvMessage | undefined;
@@ -583,7 +622,11 @@ export class RkvActorClient {
           await new Promise((wake) => setTimeout(wake, 25));
           continue;
         }
-        if (answer?.type === expect) return answer;
+        if (
+          answer !== undefined &&
+          (answer.type === expect || (Array.isArray(expect) && expect.includes(answer.type)))
+        )
+          return answer;
         if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
           this.#leaders[shard] = answer.leader;
           continue;

@@ -33,7 +33,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32c } from '../../../dmo/crc32c.ts';
-import { type DiskLookup, decodeRun, SimDisk } from '../actors/sim-disk.ts';
+import { type DiskLookup, decodeRun, diskKeyName, SimDisk } from '../actors/sim-disk.ts';
 import { type DurableEntry, SimLog, type SnapshotChunk } from '../actors/sim-log.ts';
 import { LsmEngine } from '../lsm/lsm-engine.ts';
 import { ClusterStorageError } from './errors.ts';
@@ -406,6 +406,13 @@ export class LsmDisk extends SimDisk {
   override lookup(key: Uint8Array): DiskLookup {
     const value = this.#engine.get(key);
     return value === undefined ? { value: undefined, from: 'none' } : { value, from: 'level-1' };
+  }
+
+  /** The engine's live keys outside `decided` (a full scan of the store: DBSIZE). */
+  override countLiveKeys(decided: ReadonlySet<string>): number {
+    let live = 0;
+    for (const [key] of this.#engine.scan()) if (!decided.has(diskKeyName(key))) live++;
+    return live;
   }
 
   /** Closes the engine, its lock released (`flush: false` leaves nothing more on disk: tests). */

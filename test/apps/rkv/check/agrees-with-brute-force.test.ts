@@ -1,7 +1,7 @@
 /**
  * Property: on small random KV histories the checker's verdict equals an exhaustive search over
  * every order that respects real time (with timed-out operations free to happen anywhere after
- * their call, or never).
+ * their call, or never). Conditional puts (SET NX / XX) are among the operations.
  */
 
 import assert from 'node:assert/strict';
@@ -36,11 +36,15 @@ const inputArb: fc.Arbitrary<KvInput> = fc.oneof(
   keyArb.map((key) => ({ op: 'get', key }) as const),
   fc.record({ key: keyArb, value: valueArb }).map(({ key, value }) => ({ op: 'put', key, value }) as const),
   keyArb.map((key) => ({ op: 'del', key }) as const),
+  fc
+    .record({ key: keyArb, value: valueArb, condition: fc.constantFrom('nx' as const, 'xx' as const) })
+    .map(({ key, value, condition }) => ({ op: 'cput', key, value, condition }) as const),
 );
 
 function outputFor(input: KvInput, pick: number): KvOutput {
   if (input.op === 'put') return { op: 'put' };
   if (input.op === 'del') return { op: 'del', existed: pick % 2 === 0 };
+  if (input.op === 'cput') return { op: 'cput', written: pick % 2 === 0 };
   const values = [null, 'a', 'b', 'c'];
   return { op: 'get', value: values[pick % values.length] ?? null };
 }

@@ -41,6 +41,8 @@ import { TextDecoder, TextEncoder } from 'node:util';
 import type { ActorRef } from '../../../../../src/actor/index.ts';
 import { type ConsensusView, inspectConsensus } from '../../../../../src/apps/rkv/actors/consensus-actor.ts';
 import {
+  COND_NX,
+  COND_XX,
   DEL_EXISTED,
   DEL_UNKNOWN,
   NO_LEADER,
@@ -82,6 +84,8 @@ const CLIENT_TIMEOUT_NS = 200 * US;
 const VERIFIER_CLIENT_ID = 1000;
 /** A client's writes that are deletes (drawn from the client's own `deletes` stream). */
 const DELETE_FRACTION = 0.25;
+/** With `conditionals`, the share of puts that are conditional. */
+const CONDITIONAL_FRACTION = 0.35;
 /** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
 const KEY_BASE = 100;
 /** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
@@ -109,6 +113,11 @@ export interface ActorDstOptions {
   readonly laggards?: boolean;
   /** Pre-vote before standing (consensus-setup.preVote). */
   readonly preVote?: boolean;
+  /**
+   * Conditional puts (SET NX / XX): about a third of the puts become one, NX or XX at even odds,
+   * drawn from a stream of their own (the other draws stay as they were).
+   */
+  readonly conditionals?: boolean;
   readonly trace?: (line: string) => void;
 }
 
@@ -146,6 +155,9 @@ export interface ActorDstStats {
   /** Deletes acknowledged (existed or not), and those answered DEL_UNKNOWN (a retry of an applied one). */
   deletes: number;
   deletesUnknown: number;
+  /** Conditional puts acknowledged: written, and not written (Redis's nil). */
+  conditionalWritten: number;
+  conditionalNotWritten: number;
   /** The largest number of log records any replica held at the end. */
   maxLogRecords: number;
   events: number;
@@ -180,6 +192,7 @@ export function reproduceActorDst(options: Omit<ActorDstOptions, 'trace'>): stri
   if (options.crashes === false) vars.push('RKV_ACTOR_DST_CRASHES=0');
   if (options.laggards === true) vars.push('RKV_ACTOR_DST_LAGGARDS=1');
   if (options.preVote === true) vars.push('RKV_ACTOR_DST_PRE_VOTE=1');
+  if (options.conditionals === true) vars.push('RKV_ACTOR_DST_CONDITIONALS=1');
   return `${vars.join(' ')} RKV_ACTOR_DST_TRACE=1 npx tsx --test test/apps/rkv/actors/dst/replay.test.ts`;
 }
 
@@ -224,6 +237,8 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     caughtUp: 0,
     answeredFromSession: 0,
     deletes: 0,
+    conditionalWritten: 0,
+    conditionalNotWritten: 0,
     deletesUnknown: 0,
     maxLogRecords: 0,
     events: 0,
@@ -317,6 +332,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       readonly getFraction: number;
       /** Whether a write is a delete: a stream of its own, so the put/get draws stay as they were. */
       readonly deletes: Random;
+      /** Whether a put is conditional (option `conditionals`): a stream of its own as well. */
+      readonly conditionals: Random;
     }
     const attemptOp = (client: Client, op: PendingOp, stopAt: number, onDone: () => void): void => {
       if (op.done) return;
@@ -329,11 +346,26 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         if (
           ok &&
           answer !== undefined &&
-          (answer.type === 'put-ok' || answer.type === 'value' || answer.type === 'del-ok')
+          (answer.type === 'put-ok' ||
+            answer.type === 'value' ||
+            answer.type === 'del-ok' ||
+            answer.type === 'cond-ok')
         ) {
           op.done = true;
           const returnAt = kernel.now();
-          if (answer.type === 'del-ok') {
+          if (op.input.op === 'cput') {
+            const written = answer.type === 'put-ok' || (answer.type === 'cond-ok' && answer.written);
+            if (written) stats.conditionalWritten++;
+            else stats.conditionalNotWritten++;
+            history.push({
+              clientId: op.clientId,
+              input: op.input,
+              callAt: op.callAt,
+              status: 'ok',
+              output: { op: 'cput', written },
+              returnAt,
+            });
+          } else if (answer.type === 'del-ok') {
             stats.deletes++;
             if (answer.existed === DEL_UNKNOWN) {
               // It took effect (once), but its answer is not known: the checker may place it
@@ -404,6 +436,17 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         if (client.deletes.chance(DELETE_FRACTION)) {
           input = { op: 'del', key };
           message = { type: 'del', clientId: client.id, seq: client.seq, key: keyBytes };
+        } else if (options.conditionals === true && client.conditionals.chance(CONDITIONAL_FRACTION)) {
+          const nx = client.conditionals.chance(0.5);
+          input = { op: 'cput', key, value, condition: nx ? 'nx' : 'xx' };
+          message = {
+            type: 'cput',
+            clientId: client.id,
+            seq: client.seq,
+            key: keyBytes,
+            value: encoder.encode(value),
+            condition: nx ? COND_NX : COND_XX,
+          };
         } else {
           input = { op: 'put', key, value };
           message = {
@@ -441,6 +484,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         // leader without a lease check would keep answering them).
         getFraction: clientRandom.chance(0.3) ? 1 : 0.3 + clientRandom.next() * 0.6,
         deletes: clientRandom.fork(`d${c}`),
+        conditionals: clientRandom.fork(`x${c}`),
       };
       kernel.after(client.random.int(0, 200) * US, () => nextOp(client));
     }
@@ -574,6 +618,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       random: random.fork('verifier'),
       getFraction: 1,
       deletes: random.fork('verifier-deletes'),
+      conditionals: random.fork('verifier-conditionals'),
     };
     const verifyEnd = kernel.now() + VERIFY_NS;
     let keyIndex = 0;
@@ -705,6 +750,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
 }
 
 function describe(input: KvInput): string {
+  if (input.op === 'cput') return `put-${input.condition}(${input.key}, ${input.value})`;
   return input.op === 'put' ? `put(${input.key}, ${input.value})` : `${input.op}(${input.key})`;
 }
 

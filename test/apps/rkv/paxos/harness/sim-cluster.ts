@@ -191,12 +191,17 @@ export function findLostWrite(history: readonly KvHistoryOp[], finalReader: numb
     const key = final.input.key;
     const value = final.output.value;
     const writes = history.filter((op) => op.input.key === key && op.input.op !== 'get');
-    const acknowledged = writes.filter((op) => op.status === 'ok');
+    // A conditional put answered not-written wrote nothing: it follows no write.
+    const acknowledged = writes.filter(
+      (op) => op.status === 'ok' && !(op.output.op === 'cput' && !op.output.written),
+    );
     const returnOf = (op: KvHistoryOp): number =>
       op.status === 'ok' ? op.returnAt : Number.POSITIVE_INFINITY;
     const sources: number[] = writes
       .filter((op) =>
-        value === null ? op.input.op === 'del' : op.input.op === 'put' && op.input.value === value,
+        value === null
+          ? op.input.op === 'del'
+          : (op.input.op === 'put' || op.input.op === 'cput') && op.input.value === value,
       )
       .map(returnOf);
     if (value === null) sources.push(Number.NEGATIVE_INFINITY); // the initial absent state
@@ -271,9 +276,12 @@ interface SimNode {
   group: number;
 }
 
+/** What this harness's replicated state machine runs: no conditional puts (RKV's actors have them). */
+type HarnessInput = Exclude<KvInput, { readonly op: 'cput' }>;
+
 interface PendingOp {
   readonly seq: number;
-  readonly input: KvInput;
+  readonly input: HarnessInput;
   readonly callAt: number;
   readonly startNs: number;
   attempts: number;
@@ -696,7 +704,7 @@ class ClusterSim {
   }
 
   #issue(client: SimClient): void {
-    let input: KvInput;
+    let input: HarnessInput;
     if (client.verifier) {
       const key = client.toVerify.shift();
       if (key === undefined) {
