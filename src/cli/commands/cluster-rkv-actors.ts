@@ -273,7 +273,7 @@ export async function rkvActorClusterUpCommand(options: RkvActorClusterUpOptions
     );
     writeOut(
       `\ntry:  redis-cli -p ${respPort} set k v · ipipe load --app rkv --data-dir ${options.dataDir}\n` +
-        `      (SET NX/XX and DBSIZE answer -ERR: the actors do not have them yet)\n` +
+        `      redis-cli -p ${respPort} set k v nx · del k · dbsize · info ipipe\n` +
         `stop: Ctrl-C, or ipipe cluster down --data-dir ${options.dataDir}`,
     );
   }

@@ -325,5 +325,7 @@ function outputOf(input: KvInput, reply: unknown): KvOutput | undefined {
       return reply === 'OK' ? { op: 'put' } : undefined;
     case 'del':
       return reply === 0 || reply === 1 ? { op: 'del', existed: reply === 1 } : undefined;
+    case 'cput':
+      return reply === 'OK' || reply === null ? { op: 'cput', written: reply === 'OK' } : undefined;
   }
 }
