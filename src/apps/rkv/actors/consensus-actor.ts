@@ -1542,7 +1542,7 @@ function rebuildStep(ctx: RkvContext, state: ConsensusState): void {
   for (; next < chunks; next++) {
     const bytes = staging.getString(String(next));
     if (bytes === undefined) continue;
-    if (spent > 0 && spent + 2 * bytes.length > RKV_BURST_BYTES) {
+    if (spent > 0 && spent + bytes.length > RKV_BURST_BYTES) {
       askResume(ctx, state);
       break;
     }

@@ -27,7 +27,7 @@ const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 const KEYS = 170;
 const VALUE_BYTES = 8000;
 
-function valueOf(index: number): Uint8Array {
+function valueFor(index: number): Uint8Array {
   // Every value distinct (its key's index and the seed in its first bytes): a mixed-up read shows.
   const value = new Uint8Array(VALUE_BYTES).fill(97 + ((index + seed) % 26));
   value.set(encoder.encode(`${seed}:${index}:`), 0);
@@ -81,7 +81,7 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
       clients.map(async (client) => {
         while (next < KEYS) {
           const index = next++;
-          await client.put(encoder.encode(`k${index}`), valueOf(index), 20_000);
+          await client.put(encoder.encode(`k${index}`), valueFor(index), 20_000);
         }
       }),
     );
@@ -121,7 +121,7 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
     await reader.put(encoder.encode('after-full-restart'), encoder.encode('yes'), 20_000);
     for (let index = 0; index < KEYS; index++) {
       const value = await reader.get(encoder.encode(`k${index}`), 20_000);
-      assert.deepEqual(value, valueOf(index), `k${index} reads back after the whole cluster restarted`);
+      assert.deepEqual(value, valueFor(index), `k${index} reads back after the whole cluster restarted`);
     }
     assert.deepEqual(await reader.get(encoder.encode('after-restart'), 20_000), encoder.encode('yes'));
     mark('every value read back');
