@@ -9,6 +9,8 @@
  *             many `recover` parts and its memtable holds every value the leader serves.
  *   install:  a laggard brought back by a state transfer of that state hands the chunks to its log
  *             and rebuilds its memtable over several handler runs (`resume`s), and holds every value.
+ *   flush:    a frozen memtable over MAX_FLUSH_PIECE_BYTES goes to the compaction actor in pieces
+ *             (several level-0 tables), every value reads back, and the next flush still happens.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -27,6 +29,7 @@ import {
   SNAPSHOT_SESSION_BYTES,
   snapshotItemBytes,
 } from '../../../../src/apps/rkv/actors/sim-log.ts';
+import { MAX_FLUSH_PIECE_BYTES } from '../../../../src/apps/rkv/actors/storage-actors.ts';
 import { deployElecting, settle as run, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
@@ -205,4 +208,33 @@ test('a laggard installs a snapshot over RKV_BURST_BYTES in slices (resumes) and
   assert.equal(back.transfers, 1, 'one snapshot installed');
   assert.ok(back.resumes >= 1, `the install went in slices (${back.resumes} resumes)`);
   assertHoldsAll(d, laggard);
+});
+
+test('a frozen memtable over MAX_FLUSH_PIECE_BYTES is flushed in pieces; every value reads back and flushing goes on', () => {
+  const d = deployElecting(3, { memtableLimitBytes: MAX_FLUSH_PIECE_BYTES + 32 * 1024 });
+  const leader = leaderOf(d);
+  const disk = d.disks[leader]!;
+  // 8000-byte values: the memtable freezes past the limit, so its run is over one piece.
+  const keys = Math.ceil((MAX_FLUSH_PIECE_BYTES + 64 * 1024) / 8000);
+  const value = (key: number) => new Uint8Array(8000).fill(key % 251);
+  let seq = 0;
+  const writeKeys = (from: number, to: number) => {
+    for (let key = from; key < to; key++) {
+      const put: RkvMessage = { type: 'put', clientId: 1, seq: ++seq, key: rkvKey(key), value: value(key) };
+      assert.equal(ask(d, leader, d.consensus[leader] as Ref, put, 2 * MS)?.type, 'put-ok', `put ${key}`);
+    }
+  };
+  writeKeys(0, keys);
+  run(d, 2 * MS);
+  assert.ok(disk.tablesWritten >= 2, `the frozen memtable went in pieces (${disk.tablesWritten} tables)`);
+  for (let key = 0; key < keys; key++) {
+    const answer = ask(d, leader, d.memtables[leader] as Ref, { type: 'get', key: rkvKey(key) });
+    assert.ok(answer?.type === 'value' && answer.found, `key ${key} reads back`);
+    assert.deepEqual(answer.value, value(key));
+  }
+  // The frozen memtable was dropped once its last piece was written: the next flush happens.
+  const before = disk.tablesWritten;
+  writeKeys(keys, 2 * keys);
+  run(d, 2 * MS);
+  assert.ok(disk.tablesWritten > before, `a later flush wrote tables (${before} → ${disk.tablesWritten})`);
 });
