@@ -1810,6 +1810,9 @@ function onReject(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'rejec
 function onTick(ctx: RkvContext, state: ConsensusState): void {
   if (!state.timed) return;
   ctx.setTimer(state.setup.heartbeatNs, { type: 'tick' });
+  // Work a run left to a `resume` still undone a period later (the resume lost or slow): do it
+  // here; progress is in meta, so a resume that arrives after all does only what is left.
+  if (state.num(META.resumeAsked) === 1) onResume(ctx, state);
   if (state.num(META.laggard) === 1) {
     if (state.durable) retryTransfer(ctx, state);
     return;

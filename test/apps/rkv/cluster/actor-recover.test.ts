@@ -70,7 +70,11 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
   const setup = { heartbeatMs: 50, electionTimeoutMs: 300, leader, dataDir: join(dir, 'data') };
   const t0 = performance.now();
   const mark = (what: string) => process.stderr.write(`${(performance.now() - t0).toFixed(0)} ms: ${what}\n`);
-  let cluster = await LocalCluster.launch({ file, spec });
+  // Each node's stderr (its tail is printed if the test fails: a stuck replica says why there).
+  const stderrs = new Map<number, string>();
+  const onStderr = (node: number, text: string) =>
+    stderrs.set(node, ((stderrs.get(node) ?? '') + text).slice(-3000));
+  let cluster = await LocalCluster.launch({ file, spec, onStderr });
   let connection = await RkvActorConnection.connect(spec);
   try {
     await connection.setup(setup);
@@ -110,7 +114,7 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
     mark('cluster stopped');
 
     // The whole cluster, from its files.
-    cluster = await LocalCluster.launch({ file, spec });
+    cluster = await LocalCluster.launch({ file, spec, onStderr });
     connection = await RkvActorConnection.connect(spec);
     mark('cluster launched, connected');
     await connection.setup(setup);
@@ -125,6 +129,9 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
     }
     assert.deepEqual(await reader.get(encoder.encode('after-restart'), 20_000), encoder.encode('yes'));
     mark('every value read back');
+  } catch (error) {
+    for (const [node, text] of stderrs) process.stderr.write(`node ${node} stderr tail:\n${text}\n`);
+    throw error;
   } finally {
     await connection.close();
     await cluster.stopAll();
