@@ -256,6 +256,18 @@ const META = {
   leadFrom: 50,
   /** Snapshot chunk requests this replica was sent, every one (a counter; snapshotsServed counts transfers). */
   snapshotRequests: 51,
+  /** Recovering: the next `recover` part to install; parts installed (a counter). */
+  recoverPart: 52,
+  recoverParts: 53,
+  /** 1 while a `resume` this actor sent itself is on its way (one at a time). */
+  resumeAsked: 54,
+  /** Installing: staged chunks handed to the log so far (log-install), of transferChunks. */
+  installSent: 55,
+  /** After an install: the next staged chunk whose items go to the memtable, of rebuildChunks. */
+  rebuildNext: 56,
+  rebuildChunks: 57,
+  /** Handler runs that stopped at RKV_BURST_BYTES and left the rest to a `resume` (a counter). */
+  resumes: 58,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -674,6 +686,8 @@ function stand(ctx: RkvContext, state: ConsensusState, round?: number): void {
  * The next timeout asks again, one round higher if a refusal reported a higher promise.
  */
 function standOrPreVote(ctx: RkvContext, state: ConsensusState): void {
+  // Its memtable still lacks some of an install's items: a leader would serve reads from it.
+  if (rebuilding(state)) return;
   if (!state.setup.preVote) {
     stand(ctx, state);
     return;
@@ -831,9 +845,56 @@ function sendAccept(
  * Applies, in slot order, every entry ≤ the commit point that this replica holds as chosen; the
  * sessions table makes a client's command take effect once (see the header).
  */
-function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void {
+// ---- bounded bursts -------------------------------------------------------------------------------
+//
+// On a live node a handler run's outputs cross the NIC↔host ring as ONE result frame (at most
+// 1 MiB − 8 bytes; src/platform/live/node/core-worker.ts): a run that sends more fails whole. So
+// no run here sends more than RKV_BURST_BYTES of applies or log-install chunks: the applies of a
+// long chosen prefix (a restart, a catch-up), the chunks of a staged snapshot to the log, and an
+// install's items to the memtable go in slices, and a run that stops early sends the actor a
+// `resume`, whose run carries on (progress lives in META: applied, installSent, rebuildNext).
+// Until an install's items are all in the memtable (rebuildNext < rebuildChunks) nothing else is
+// applied and the replica does not stand, so no write is overtaken by an older snapshot item and
+// no lease read sees a half-rebuilt memtable. In the paper's workload no run comes near the bound:
+// the simulator's outputs are unchanged.
+
+/** Most bytes of applies (and log-install chunks) one handler run sends; the rest waits for `resume`. */
+export const RKV_BURST_BYTES = 256 * 1024;
+/** An apply's bytes beyond its key, value and origin (tag, slot, lengths, the send's envelope). */
+const APPLY_BYTES = 64;
+
+function commandBytes(command: { readonly key: Uint8Array; readonly value: Uint8Array }): number {
+  return command.key.length + command.value.length;
+}
+
+function rebuilding(state: ConsensusState): boolean {
+  return state.num(META.rebuildNext) < state.num(META.rebuildChunks);
+}
+
+/** Sends this actor a `resume` unless one is already on its way. */
+function askResume(ctx: RkvContext, state: ConsensusState): void {
+  state.set(META.resumes, state.num(META.resumes) + 1);
+  if (state.num(META.resumeAsked) === 1) return;
+  const me = state.setup.replicas[state.me];
+  if (me === undefined) return;
+  state.set(META.resumeAsked, 1);
+  sendTo(ctx, me, { type: 'resume' });
+}
+
+/** A `resume`: the install's chunks to the log, its items to the memtable, then chosen entries. */
+function onResume(ctx: RkvContext, state: ConsensusState): void {
+  state.set(META.resumeAsked, 0);
+  if (state.num(META.transferState) === INSTALLING) sendInstalls(ctx, state);
+  if (rebuilding(state)) rebuildStep(ctx, state);
+  else applyReady(ctx, state);
+}
+
+function applyReady(ctx: RkvContext, state: ConsensusState, write = true, budget = RKV_BURST_BYTES): void {
+  // An install's items go to the memtable first (rebuildStep): a later write must overwrite them.
+  if (rebuilding(state)) return;
   const commit = state.num(META.commit);
   let applied = state.num(META.applied);
+  let spent = 0;
   // Applied entries are written chosen to the durable log (in order before any later report of the
   // applied point): the log's truncation folds only what it holds chosen, and a restart re-applies it.
   const written: LogEntry[] = [];
@@ -841,6 +902,14 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true): void 
     const slot = applied + 1;
     const record = state.record(slot);
     if (record === undefined || !record.chosen) break;
+    // An apply, and the same entry in the log write: a run stops at the budget (at least one).
+    const bytes =
+      (write && state.durable ? 2 : 1) * (APPLY_BYTES + commandBytes(record) + record.origin.length);
+    if (spent > 0 && spent + bytes > budget) {
+      askResume(ctx, state);
+      break;
+    }
+    spent += bytes;
     if (write && state.durable) written.push(toEntry(slot, record));
     let duplicate = false;
     if (record.clientId > 0) {
@@ -1393,6 +1462,7 @@ function onSnapshotRequest(
 /** L: stages a chunk; with all of them (see the section's comment) hands them to its log. */
 function onSnapshotChunk(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'snapshot-chunk'>): void {
   if (state.num(META.laggard) !== 1 || state.num(META.transferState) !== FETCHING) return;
+  if (rebuilding(state)) return; // the staging still holds the last install's items
   if (message.from !== state.num(META.transferFrom) || message.chunk >= message.chunks) return;
   if (message.slot <= state.num(META.applied)) return; // no use: the stall check moves on
   const staging = transferStaging(ctx);
@@ -1420,18 +1490,92 @@ function onSnapshotChunk(ctx: RkvContext, state: ConsensusState, message: RkvMsg
   }
   // Every chunk staged (or, mutated, whatever is): the log switches to them in one step, then
   // answers snapshot-installed; only then does this replica believe it holds state at the slot.
-  const parts = stagedChunks(ctx, state);
   state.set(META.transferState, INSTALLING);
-  parts.forEach((part, chunk) => {
+  state.set(META.installSent, 0);
+  sendInstalls(ctx, state);
+}
+
+/** The chunk numbers staged for the snapshot being fetched, in order. */
+function stagedIndexes(
+  ctx: RkvContext,
+  state: ConsensusState,
+  chunks = state.num(META.transferChunks),
+): number[] {
+  const staging = transferStaging(ctx);
+  const staged: number[] = [];
+  for (let chunk = 0; chunk < chunks; chunk++) if (staging.hasString(String(chunk))) staged.push(chunk);
+  return staged;
+}
+
+/**
+ * L, installing: hands its log the staged chunks not handed yet (log-install i of n, n the staged
+ * ones), at most RKV_BURST_BYTES of them per run ("bounded bursts"); the log switches on the last.
+ */
+function sendInstalls(ctx: RkvContext, state: ConsensusState): void {
+  const staging = transferStaging(ctx);
+  const staged = stagedIndexes(ctx, state);
+  let sent = state.num(META.installSent);
+  let spent = 0;
+  while (sent < staged.length) {
+    const bytes = staging.getString(String(staged[sent]));
+    if (bytes === undefined) break;
+    if (spent > 0 && spent + bytes.length > RKV_BURST_BYTES) {
+      askResume(ctx, state);
+      break;
+    }
+    spent += bytes.length;
+    const part = rkvMessages.decode(bytes) as RkvMsg<'snapshot-chunk'>;
     sendTo(ctx, state.setup.log, {
       type: 'log-install',
-      slot: message.slot,
-      chunk,
-      chunks: parts.length,
+      slot: state.num(META.transferSlot),
+      chunk: sent,
+      chunks: staged.length,
       items: part.items,
       sessions: state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS) ? [] : part.sessions,
     });
-  });
+    sent++;
+  }
+  state.set(META.installSent, sent);
+}
+
+/**
+ * After an install: the staged chunks' items to the memtable (an apply each, overwriting every key
+ * the snapshot has), at most RKV_BURST_BYTES per run; with the last, the staging is dropped and
+ * the chosen entries above the snapshot are applied.
+ */
+function rebuildStep(ctx: RkvContext, state: ConsensusState): void {
+  const staging = transferStaging(ctx);
+  const slot = state.num(META.applied);
+  const chunks = state.num(META.rebuildChunks);
+  let next = state.num(META.rebuildNext);
+  let spent = 0;
+  for (; next < chunks; next++) {
+    const bytes = staging.getString(String(next));
+    if (bytes === undefined) continue;
+    if (spent > 0 && spent + bytes.length > RKV_BURST_BYTES) {
+      askResume(ctx, state);
+      break;
+    }
+    const part = rkvMessages.decode(bytes) as RkvMsg<'snapshot-chunk'>;
+    for (const item of part.items) {
+      sendTo(ctx, state.setup.memtable, {
+        type: 'apply',
+        slot,
+        key: item.key,
+        value: item.value,
+        origin: EMPTY,
+      });
+      spent += APPLY_BYTES + commandBytes(item);
+    }
+  }
+  state.set(META.rebuildNext, next);
+  if (next < chunks) return;
+  state.set(META.rebuildNext, 0);
+  state.set(META.rebuildChunks, 0);
+  staging.clear();
+  applyReady(ctx, state);
+  const leader = state.num(META.leaderHint);
+  if (leader !== NO_LEADER && leader !== state.me) maybeCatchUp(ctx, state, leader);
 }
 
 /** The staged chunks of the snapshot being fetched, in chunk order (missing ones left out). */
@@ -1459,21 +1603,14 @@ function onSnapshotInstalled(
   const slot = message.slot;
   if (state.num(META.transferState) !== INSTALLING || slot !== state.num(META.transferSlot)) return;
   const parts = stagedChunks(ctx, state);
-  if (!state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS)) state.sessions.clear();
-  for (const part of parts) {
-    for (const item of part.items) {
-      sendTo(ctx, state.setup.memtable, {
-        type: 'apply',
-        slot,
-        key: item.key,
-        value: item.value,
-        origin: EMPTY,
-      });
-    }
-    if (!state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS)) {
+  if (!state.unsafe(UNSAFE_INSTALL_WITHOUT_SESSIONS)) {
+    state.sessions.clear();
+    for (const part of parts)
       for (const session of part.sessions) state.sessions.set(session.clientId, session.seq);
-    }
   }
+  // The items go to the memtable in slices (rebuildStep), before anything chosen above the slot.
+  state.set(META.rebuildChunks, state.num(META.transferChunks));
+  state.set(META.rebuildNext, 0);
   const top = state.num(META.top);
   for (let held = state.num(META.truncated) + 1; held <= Math.min(slot, top); held++) state.drop(held);
   state.set(META.truncated, slot);
@@ -1493,14 +1630,11 @@ function onSnapshotInstalled(
   state.set(META.catchupAskedNs, 0);
   state.set(META.role, FOLLOWER);
   state.set(META.waitFromNs, ctx.now());
-  transferStaging(ctx).clear();
   ctx.log.info(
     { slot, items: message.items, sessions: message.sessions },
     'rkv: snapshot installed; voting again',
   );
-  applyReady(ctx, state);
-  const leader = state.num(META.leaderHint);
-  if (leader !== NO_LEADER && leader !== state.me) maybeCatchUp(ctx, state, leader);
+  rebuildStep(ctx, state);
 }
 
 // ---- the heartbeat, leases and reads -------------------------------------------------------------
@@ -1818,6 +1952,9 @@ function onReject(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'rejec
 function onTick(ctx: RkvContext, state: ConsensusState): void {
   if (!state.timed) return;
   ctx.setTimer(state.setup.heartbeatNs, { type: 'tick' });
+  // Work a run left to a `resume` still undone a period later (the resume lost or slow): do it
+  // here; progress is in meta, so a resume that arrives after all does only what is left.
+  if (state.num(META.resumeAsked) === 1) onResume(ctx, state);
   if (state.num(META.laggard) === 1) {
     if (state.durable) retryTransfer(ctx, state);
     return;
@@ -1891,7 +2028,7 @@ function onSetup(
     if (state.durable) {
       // Start from what the durable log holds (nothing on a first start): see onRecover.
       meta.set(META.recovering, 1);
-      sendTo(ctx, message.log, { type: 'log-read' });
+      sendTo(ctx, message.log, { type: 'log-read', part: 0 });
     } else if (message.replica === message.leader) stand(ctx, state, 1);
   }
   if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
@@ -1909,7 +2046,7 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
       return;
     case 'tick':
       if (state.timed) ctx.setTimer(state.setup.heartbeatNs, { type: 'tick' });
-      sendTo(ctx, state.setup.log, { type: 'log-read' });
+      sendTo(ctx, state.setup.log, { type: 'log-read', part: state.num(META.recoverPart) });
       return;
     case 'put':
     case 'get':
@@ -1923,32 +2060,45 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
 }
 
 /**
- * Installs the durable state after a (re)start: the promise (at least every accepted ballot), the
+ * Installs the durable state after a (re)start, one `recover` part at a time (log-actor.ts cuts
+ * it so no answer outgrows a ring frame): the promise (at least every accepted ballot), the
  * sessions and the truncation point of the log's snapshot, the entries above it; rebuilds the
- * memtable — the snapshot's writes, then the chosen prefix above it, re-applied in slot order
- * (what the memtable held is lost with the NIC's memory); then follows. On a first start (an empty
+ * memtable — each part's snapshot items as the part arrives, then, with the last part, the chosen
+ * prefix above it re-applied in slot order (in slices: "bounded bursts"; what the memtable held is
+ * lost with the NIC's memory); then follows. The replica stays `recovering` until the last part:
+ * a crash before it loses only NIC memory and starts over from part 0. On a first start (an empty
  * log) the setup leader stands, as without a log.
  */
 function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'recover'>): void {
+  const part = state.num(META.recoverPart);
+  // A repeated answer (the tick re-asks) or one of another read: the part asked for comes again.
+  if (message.part !== part || message.part >= message.parts) return;
   const amnesia = state.unsafe(UNSAFE_RECOVER_WITHOUT_LOG);
-  const entries = amnesia ? [] : message.entries;
   const truncated = amnesia ? 0 : message.truncated;
+  if (part === 0) {
+    state.set(META.truncated, truncated);
+    state.set(META.logTruncated, truncated);
+    state.set(META.applied, truncated);
+    state.set(META.commit, truncated);
+    state.set(META.top, truncated);
+  } else if (truncated !== state.num(META.truncated)) {
+    ctx.log.warn({ part, truncated }, 'rkv: a recover part of another log state; ignored');
+    return;
+  }
+  const entries = amnesia ? [] : message.entries;
   let promised = amnesia ? 0 : message.promised;
   for (const entry of entries) promised = Math.max(promised, entry.ballot);
   if (promised > state.num(META.promised)) state.set(META.promised, promised);
   noteRound(state, promised);
   if (!amnesia) for (const session of message.sessions) state.sessions.set(session.clientId, session.seq);
-  state.set(META.truncated, truncated);
-  state.set(META.logTruncated, truncated);
-  state.set(META.applied, truncated);
-  state.set(META.commit, truncated);
-  let top = truncated;
+  let top = state.num(META.top);
   for (const entry of entries) {
     state.store(entry.slot, slotRecord(entry.ballot, entry.chosen, entry));
     top = Math.max(top, entry.slot);
   }
   state.set(META.top, top);
   state.set(META.nextSlot, top + 1);
+  let spent = 0;
   if (!amnesia) {
     for (const item of message.snapshot) {
       sendTo(ctx, state.setup.memtable, {
@@ -1958,13 +2108,21 @@ function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'reco
         value: item.value,
         origin: EMPTY,
       });
+      spent += APPLY_BYTES + commandBytes(item);
     }
   }
+  state.set(META.recoverParts, state.num(META.recoverParts) + 1);
+  if (part + 1 < message.parts) {
+    state.set(META.recoverPart, part + 1);
+    sendTo(ctx, state.setup.log, { type: 'log-read', part: part + 1 });
+    return;
+  }
+  state.set(META.recoverPart, 0);
   let commit = truncated;
   while (state.record(commit + 1)?.chosen === true) commit++;
   state.set(META.commit, commit);
-  applyReady(ctx, state, false);
-  // All of it came from the log: durable.
+  applyReady(ctx, state, false, Math.max(1, RKV_BURST_BYTES - spent));
+  // All of it came from the log: durable (a `resume` applies the rest and writes it again).
   state.set(META.durableApplied, state.num(META.applied));
   state.set(META.syncAskedApplied, state.num(META.applied));
   state.set(META.recovering, 0);
@@ -1979,7 +2137,16 @@ function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'reco
     // is durable, see onCommit.)
     if (!state.unsafe(UNSAFE_RECOVER_WITHOUT_LOG)) state.set(META.heardNs, ctx.now());
     state.set(META.recovered, state.num(META.recovered) + 1);
-    ctx.log.info({ promised, truncated, applied: state.num(META.applied), top }, 'rkv: recovered');
+    ctx.log.info(
+      {
+        promised: state.num(META.promised),
+        truncated,
+        applied: state.num(META.applied),
+        top,
+        parts: message.parts,
+      },
+      'rkv: recovered',
+    );
   } else if (state.me === state.setup.leader) {
     // Above every durable promise and accepted ballot (all 0 on a first start: round 1), never a
     // fixed round: a restarted proposer must not reuse a ballot of an earlier incarnation.
@@ -2025,6 +2192,10 @@ export interface ConsensusView {
   readonly recovering: boolean;
   /** Repeated `recover` answers ignored after the first was installed. */
   readonly duplicateRecovers: number;
+  /** `recover` parts installed, over every restart (a state over the log's chunk budget takes several). */
+  readonly recoverParts: number;
+  /** Handler runs that stopped at RKV_BURST_BYTES and left the rest to a `resume`. */
+  readonly resumes: number;
   /** A laggard fetching a snapshot (or waiting for its log to hold one). */
   readonly transferring: boolean;
   /** Chunks of the snapshot being fetched, in all and staged (0 when none). */
@@ -2077,6 +2248,8 @@ export function inspectConsensus(
     recovered: num(META.recovered),
     recovering: num(META.recovering) === 1,
     duplicateRecovers: num(META.duplicateRecovers),
+    recoverParts: num(META.recoverParts),
+    resumes: num(META.resumes),
     transferring: num(META.transferState) !== NO_TRANSFER,
     transferChunks: num(META.transferChunks),
     transferReceived: num(META.transferReceived),
@@ -2203,6 +2376,9 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
     case 'recover':
       // An answer to a log-read the recovering tick repeated: the first one was installed.
       state.set(META.duplicateRecovers, state.num(META.duplicateRecovers) + 1);
+      return;
+    case 'resume':
+      onResume(ctx, state);
       return;
     default:
       ctx.log.warn({ type: message.type }, 'rkv: not a consensus message; dropped');

@@ -6,7 +6,8 @@
  *
  *   consensus ─log-write(promise, entries, truncate, forwards)─▶ log: write, fsync ─▶ each forward
  *             (promise, accepted, and log-synced(applied) back to the consensus actor)
- *   consensus ─log-read─▶ log ─recover(promise, snapshot, sessions, entries)─▶ consensus
+ *   consensus ─log-read(part i)─▶ log ─recover(i of n: promise, then sessions, snapshot items,
+ *             entries, cut into parts of at most the chunk budget)─▶ consensus (asks for i + 1)
  *   state transfer (consensus-actor.ts): a sender's consensus ─snapshot-read(to, slot, chunk)─▶
  *             log: checkpoint (sim-log.ts) ─snapshot-chunk─▶ the laggard's consensus actor `to`;
  *             the laggard's consensus ─log-install(chunk)─▶ its log: stage; all staged ⇒ switch,
@@ -28,8 +29,16 @@ import type { ActorContext, HandlerWork } from '../../../actor/index.ts';
 import { defineActor } from '../../../actor/index.ts';
 import { DmoHashMap } from '../../../dmo/index.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
-import { type RkvMessage, rkvMessages } from './messages.ts';
-import { SNAPSHOT_SESSION_BYTES, simLog, snapshotItemBytes } from './sim-log.ts';
+import { type RkvMessage, type RkvMsg, rkvMessages } from './messages.ts';
+import {
+  type DurableEntry,
+  type DurableLogState,
+  SNAPSHOT_SESSION_BYTES,
+  type SnapshotItem,
+  type SnapshotSession,
+  simLog,
+  snapshotItemBytes,
+} from './sim-log.ts';
 import { DISK_FSYNC_NS, DISK_WRITE_BYTES_PER_SEC, gateOnSetup } from './storage-actors.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
@@ -48,6 +57,70 @@ function forward(ctx: RkvContext, to: string, message: RkvMessage): void {
     return;
   }
   ctx.send(ref, message, { origin: 'none' });
+}
+
+/** Bytes one log entry takes in a `recover` part's budget (its slot, ballot, session and lengths). */
+const RECOVER_ENTRY_OVERHEAD_BYTES = 42;
+
+/**
+ * Part `part` of the durable state `state`, cut as `recover` describes (messages.ts): sessions,
+ * then snapshot items, then entries, each part at most `budget` bytes or one item. The log does
+ * not change while its consensus actor recovers (nothing else writes it), so every read cuts the
+ * same parts; undefined when `part` is past the last.
+ */
+export function recoverPart(
+  state: DurableLogState,
+  empty: boolean,
+  budget: number,
+  part: number,
+): RkvMsg<'recover'> | undefined {
+  const items: { readonly kind: 0 | 1 | 2; readonly index: number; readonly bytes: number }[] = [];
+  state.sessions.forEach((_s, index) => {
+    items.push({ kind: 0, index, bytes: SNAPSHOT_SESSION_BYTES });
+  });
+  state.snapshot.forEach((item, index) => {
+    items.push({ kind: 1, index, bytes: snapshotItemBytes(item) });
+  });
+  state.entries.forEach((entry, index) => {
+    items.push({
+      kind: 2,
+      index,
+      bytes: RECOVER_ENTRY_OVERHEAD_BYTES + entry.key.length + entry.value.length,
+    });
+  });
+  // Part boundaries: a part closes when the next item would take it past the budget.
+  const starts = [0];
+  let bytes = 0;
+  items.forEach((item, i) => {
+    if (bytes > 0 && bytes + item.bytes > budget) {
+      starts.push(i);
+      bytes = 0;
+    }
+    bytes += item.bytes;
+  });
+  const parts = starts.length;
+  const from = starts[part];
+  if (!(Number.isSafeInteger(part) && part >= 0) || from === undefined) return undefined;
+  const to = starts[part + 1] ?? items.length;
+  const sessions: SnapshotSession[] = [];
+  const snapshot: SnapshotItem[] = [];
+  const entries: DurableEntry[] = [];
+  for (const item of items.slice(from, to)) {
+    if (item.kind === 0) sessions.push(state.sessions[item.index] as SnapshotSession);
+    else if (item.kind === 1) snapshot.push(state.snapshot[item.index] as SnapshotItem);
+    else entries.push(state.entries[item.index] as DurableEntry);
+  }
+  return {
+    type: 'recover',
+    part,
+    parts,
+    promised: state.promised,
+    truncated: state.truncated,
+    empty,
+    sessions,
+    snapshot,
+    entries,
+  };
 }
 
 /** The durable-log actor (one per replica, pinned to the host; see the header). */
@@ -77,16 +150,13 @@ export const rkvLog = defineActor({
         return;
       }
       case 'log-read': {
-        const state = log.read();
-        forward(ctx, setup.consensus, {
-          type: 'recover',
-          promised: state.promised,
-          truncated: state.truncated,
-          empty: log.empty,
-          sessions: [...state.sessions],
-          snapshot: [...state.snapshot],
-          entries: [...state.entries],
-        });
+        const budget = setup.snapshotChunkBytes > 0 ? setup.snapshotChunkBytes : SNAPSHOT_CHUNK_BYTES;
+        const part = recoverPart(log.read(), log.empty, budget, message.part);
+        if (part === undefined) {
+          ctx.log.warn({ part: message.part }, 'rkv log: no such recovery part; dropped');
+          return;
+        }
+        forward(ctx, setup.consensus, part);
         return;
       }
       case 'snapshot-read': {

@@ -170,10 +170,20 @@ export const rkvMessages = messages({
   },
   /** The log to its consensus actor: the entries applied through `applied` are durable. */
   'log-synced': { applied: COUNT },
-  /** A (re)started consensus actor asks its log for everything durable; answered with `recover`. */
-  'log-read': {},
-  /** The durable state (sim-log.ts): promise, truncation point, snapshot and sessions, entries above. */
+  /**
+   * A (re)started consensus actor asks its log for part `part` of everything durable; answered
+   * with that `recover` part (the next part is asked for once one is installed).
+   */
+  'log-read': { part: COUNT },
+  /**
+   * Part `part` of `parts` of the durable state (sim-log.ts): every part carries the promise and
+   * the truncation point; the sessions, the snapshot's items, then the entries above it are cut in
+   * order into parts of at most the log's chunk budget of bytes (at least one item each), so no
+   * answer outgrows a NIC↔host ring frame however large the state (log-actor.ts).
+   */
   recover: {
+    part: COUNT,
+    parts: COUNT,
     promised: COUNT,
     truncated: COUNT,
     /** 1 when nothing was ever written (the replica's first start). */
@@ -361,6 +371,14 @@ export const rkvMessages = messages({
    * found its first attempt applied (`written` true: it wrote, under the client's session).
    */
   'cond-ok': { written: field.bool() },
+
+  // ---- bounded bursts (consensus-actor.ts "bounded bursts"; last, as above) ---------------------
+  /**
+   * The consensus actor to itself: carry on with work one handler run left over to keep its
+   * outputs under RKV_BURST_BYTES (applies to the memtable, log-install chunks, an install's
+   * rebuild of the memtable).
+   */
+  resume: {},
 });
 
 /** `cput.condition`: SET NX — write only if the key holds no value. */

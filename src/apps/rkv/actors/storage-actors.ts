@@ -76,7 +76,15 @@ type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
 const EMPTY = new Uint8Array(0);
 
-const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1, probesOut: 2 } as const;
+/** flushSent: entries of the frozen memtable handed to the compaction actor so far (its pieces). */
+const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1, probesOut: 2, flushSent: 3 } as const;
+
+/**
+ * Most bytes of one `flush` run (encodeRun's bytes): a frozen memtable larger than this (the active
+ * one grows while a flush is in flight) goes in several pieces, one level-0 table each, the next
+ * once the last is written, so no run outgrows a live node's NIC↔host ring frame (1 MiB − 8 bytes).
+ */
+export const MAX_FLUSH_PIECE_BYTES = 768 * 1024;
 
 function rootOf(ctx: RkvContext, name: string): ObjectId {
   const id = ctx.root(name);
@@ -125,25 +133,51 @@ export function gateOnSetup<T extends RkvMessage['type']>(
 
 // ---- the memtable actor --------------------------------------------------------------------------
 
-/** Freezes a full active memtable and sends it to the compaction actor (see the header). */
+/**
+ * Freezes a full active memtable and sends it to the compaction actor (see the header), or, while
+ * a frozen one still has pieces to go and none is in flight, sends its next piece.
+ */
 function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: DmoMemtable): void {
-  if (active.approximateBytes < setup.limitBytes || ctx.root('frozen') !== undefined) return;
+  const frozen = ctx.root('frozen');
+  if (frozen === undefined && active.approximateBytes < setup.limitBytes) return;
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  if (frozen !== undefined && (meta.get(MEMTABLE_META.tableInFlight) ?? 0) !== 0) return;
   // A delete's probe reads the disk as it was before the delete: no newer table may reach it
   // until the probe is answered (see "Deletes" in the header).
   if ((meta.get(MEMTABLE_META.probesOut) ?? 0) > 0) return;
-  const table = (meta.get(MEMTABLE_META.tablesFlushed) ?? 0) + 1;
-  const entries: RunEntry[] = [];
-  for (const entry of active.entries()) {
-    entries.push({
-      key: entry.key.slice(),
-      value: entry.kind === 'put' ? entry.value.slice() : undefined,
-    });
+  if (frozen !== undefined) {
+    sendFlushPiece(ctx, setup, meta, DmoMemtable.open(ctx.dmo, frozen));
+    return;
   }
   ctx.setRoot('frozen', active.rootId);
   ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
+  meta.set(MEMTABLE_META.flushSent, 0);
+  sendFlushPiece(ctx, setup, meta, active);
+}
+
+/** The frozen memtable's next piece (at most MAX_FLUSH_PIECE_BYTES of run) to the compaction actor. */
+function sendFlushPiece(
+  ctx: RkvContext,
+  setup: RkvMsg<'memtable-setup'>,
+  meta: DmoNumberMap,
+  frozen: DmoMemtable,
+): void {
+  const from = meta.get(MEMTABLE_META.flushSent) ?? 0;
+  const entries: RunEntry[] = [];
+  let bytes = 4;
+  let index = 0;
+  for (const entry of frozen.entries()) {
+    if (index++ < from) continue;
+    const value = entry.kind === 'put' ? entry.value.slice() : undefined;
+    const size = 5 + entry.key.length + (value?.length ?? 0);
+    if (entries.length > 0 && bytes + size > MAX_FLUSH_PIECE_BYTES) break;
+    entries.push({ key: entry.key.slice(), value });
+    bytes += size;
+  }
+  const table = (meta.get(MEMTABLE_META.tablesFlushed) ?? 0) + 1;
   meta.set(MEMTABLE_META.tableInFlight, table);
   meta.set(MEMTABLE_META.tablesFlushed, table);
+  meta.set(MEMTABLE_META.flushSent, from + entries.length);
   const to = rkvRef(ctx, setup.compaction);
   if (to === undefined) {
     ctx.log.error({ compaction: setup.compaction }, 'rkv: no compaction actor; the flush waits');
@@ -400,9 +434,13 @@ export const rkvMemtable = defineActor({
         const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
         const frozen = ctx.root('frozen');
         if (frozen === undefined || meta.get(MEMTABLE_META.tableInFlight) !== message.table) return;
-        DmoMemtable.open(ctx.dmo, frozen).destroy();
-        ctx.setRoot('frozen', undefined);
         meta.set(MEMTABLE_META.tableInFlight, 0);
+        const table = DmoMemtable.open(ctx.dmo, frozen);
+        // More pieces to go: the next leaves now (or once a probe is answered).
+        if ((meta.get(MEMTABLE_META.flushSent) ?? 0) < table.entryCount)
+          return maybeFlush(ctx, setup, active);
+        table.destroy();
+        ctx.setRoot('frozen', undefined);
         // Writes may have filled the new memtable while the flush was in flight.
         return maybeFlush(ctx, setup, active);
       }
