@@ -955,23 +955,25 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true, budget
   if (written.length > 0) sync(ctx, state, 0, written, []);
 }
 
+/** Why a write must go elsewhere (undefined at the leader), naming where: the client follows it. */
+function notLeaderRefusal(state: ConsensusState, writes: string): string | undefined {
+  if (state.role === LEADER) return undefined;
+  if (state.role === CANDIDATE) return 'an election is running; retry';
+  const hint = state.num(META.leaderHint);
+  return hint === NO_LEADER
+    ? 'not the leader, and no leader is known; retry'
+    : `not the leader; send ${writes} to replica ${hint}`;
+}
+
 function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): void {
   if (message.key.length === 0) {
     // An empty key is how the log spells a delete or a no-op (messages.ts, "Deletes").
     refuse(ctx, state, 'a put needs a non-empty key');
     return;
   }
-  if (state.role !== LEADER) {
-    const hint = state.num(META.leaderHint);
-    refuse(
-      ctx,
-      state,
-      state.role === CANDIDATE
-        ? 'an election is running; retry'
-        : hint === NO_LEADER
-          ? 'not the leader, and no leader is known; retry'
-          : `not the leader; send puts to replica ${hint}`,
-    );
+  const notLeader = notLeaderRefusal(state, 'puts');
+  if (notLeader !== undefined) {
+    refuse(ctx, state, notLeader);
     return;
   }
   if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
@@ -1004,17 +1006,9 @@ function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): 
     refuse(ctx, state, 'a delete needs a non-empty key');
     return;
   }
-  if (state.role !== LEADER) {
-    const hint = state.num(META.leaderHint);
-    refuse(
-      ctx,
-      state,
-      state.role === CANDIDATE
-        ? 'an election is running; retry'
-        : hint === NO_LEADER
-          ? 'not the leader, and no leader is known; retry'
-          : `not the leader; send deletes to replica ${hint}`,
-    );
+  const notLeader = notLeaderRefusal(state, 'deletes');
+  if (notLeader !== undefined) {
+    refuse(ctx, state, notLeader);
     return;
   }
   if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
