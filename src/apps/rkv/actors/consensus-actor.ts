@@ -955,6 +955,29 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true, budget
   if (written.length > 0) sync(ctx, state, 0, written, []);
 }
 
+/**
+ * Whether this client command already took effect here (its session has seen its seq): a retry,
+ * answered without a new slot. Counted for inspectConsensus.
+ */
+function answeredFromSession(state: ConsensusState, command: { clientId: number; seq: number }): boolean {
+  if (command.clientId <= 0 || (state.sessions.get(command.clientId) ?? 0) < command.seq) return false;
+  state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+  return true;
+}
+
+/** Leader: proposes `command` in the next free slot (`origin`: who waits for it, encoded). */
+function proposeNext(
+  ctx: RkvContext,
+  state: ConsensusState,
+  command: Parameters<typeof slotRecord>[2],
+  origin: Uint8Array,
+): void {
+  const slot = state.num(META.nextSlot);
+  state.set(META.nextSlot, slot + 1);
+  propose(ctx, state, slot, slotRecord(0, false, command, origin));
+  advanceChosen(ctx, state);
+}
+
 /** Why a write must go elsewhere (undefined at the leader), naming where: the client follows it. */
 function notLeaderRefusal(state: ConsensusState, writes: string): string | undefined {
   if (state.role === LEADER) return undefined;
@@ -976,9 +999,8 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     refuse(ctx, state, notLeader);
     return;
   }
-  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
+  if (answeredFromSession(state, message)) {
     // Already applied here (a retry of a command that took effect): answer it as done.
-    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
     if (ctx.origin.kind !== 'none') ctx.reply({ type: 'put-ok', slot: 0 });
     return;
   }
@@ -986,15 +1008,7 @@ function onPut(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'put'>): 
     refuse(ctx, state, 'a conditional put of this key is being decided; retry');
     return;
   }
-  const slot = state.num(META.nextSlot);
-  state.set(META.nextSlot, slot + 1);
-  propose(
-    ctx,
-    state,
-    slot,
-    slotRecord(0, false, message, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
-  );
-  advanceChosen(ctx, state);
+  proposeNext(ctx, state, message, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin));
 }
 
 /**
@@ -1011,8 +1025,7 @@ function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): 
     refuse(ctx, state, notLeader);
     return;
   }
-  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
-    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+  if (answeredFromSession(state, message)) {
     if (ctx.origin.kind !== 'none') {
       // FIFO behind the apply-del of the first attempt: the memtable answers as it did then.
       sendTo(ctx, state.setup.memtable, {
@@ -1028,16 +1041,8 @@ function onDel(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'del'>): 
     refuse(ctx, state, 'a conditional put of this key is being decided; retry');
     return;
   }
-  const slot = state.num(META.nextSlot);
-  state.set(META.nextSlot, slot + 1);
   const command = { clientId: message.clientId, seq: message.seq, ...deleteCommand(message.key) };
-  propose(
-    ctx,
-    state,
-    slot,
-    slotRecord(0, false, command, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin)),
-  );
-  advanceChosen(ctx, state);
+  proposeNext(ctx, state, command, ctx.origin.kind === 'none' ? EMPTY : encodeOrigin(ctx.origin));
 }
 
 /** Leader: moves the commit point over the chosen prefix, applies it, tells the followers. */
@@ -1751,8 +1756,7 @@ function onCput(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'cput'>)
     refuse(ctx, state, refusal);
     return;
   }
-  if (message.clientId > 0 && (state.sessions.get(message.clientId) ?? 0) >= message.seq) {
-    state.set(META.answeredFromSession, state.num(META.answeredFromSession) + 1);
+  if (answeredFromSession(state, message)) {
     if (ctx.origin.kind !== 'none') ctx.reply({ type: 'cond-ok', written: true });
     return;
   }
@@ -1851,11 +1855,8 @@ function onCondState(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'co
     answer({ type: 'cond-ok', written: false });
     return;
   }
-  const slot = state.num(META.nextSlot);
-  state.set(META.nextSlot, slot + 1);
   const put = { clientId: command.clientId, seq: command.seq, key: command.key, value: command.value };
-  propose(ctx, state, slot, slotRecord(0, false, put, origin));
-  advanceChosen(ctx, state);
+  proposeNext(ctx, state, put, origin);
 }
 
 /**
