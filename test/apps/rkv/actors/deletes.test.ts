@@ -37,6 +37,7 @@ import { baseValue, registerSimDisk, unregisterSimDisk } from '../../../../src/a
 import { DmoHashMap, DmoNumberMap } from '../../../../src/dmo/index.ts';
 import { Random } from '../../../../src/random.ts';
 import {
+  askWithin as ask,
   BASE_KEYS,
   call,
   deployElecting,
@@ -257,23 +258,6 @@ test('a retried delete takes effect once and gets the first answer again: a put 
   // The session is shared with the client's puts: its next delete goes through.
   assert.equal(existedOf(call(d, leader, consensus, del(7, 3, 3)), 'del seq 3'), DEL_EXISTED);
 });
-
-/** Sends `message` to `ref` on node `at`; runs until answered or `waitNs` passed. */
-function ask(
-  d: RkvSimDeployment,
-  at: number,
-  ref: Ref,
-  message: RkvMessage,
-  waitNs = MS,
-): RkvMessage | undefined {
-  let answer: RkvMessage | undefined;
-  d.cluster.clientSend(at, ref, message, (_id, _l, _ok, reply) => {
-    answer = reply as RkvMessage;
-    d.cluster.kernel.stop();
-  });
-  settle(d, waitNs);
-  return answer;
-}
 
 /** A command through replica `at`'s consensus actor, retried (same session) until answered. */
 function commit(d: RkvSimDeployment, at: number, message: RkvMessage): RkvMessage {

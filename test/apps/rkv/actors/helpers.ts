@@ -52,6 +52,26 @@ export function settle(deployment: RkvSimDeployment, ns: number): void {
   kernel.run({ untilNs: kernel.now() + ns });
 }
 
+/**
+ * Sends `message` to `ref` from a client on node `at` and runs until it is answered or `waitNs`
+ * passed; undefined when nothing came (a refusal is an answer).
+ */
+export function askWithin(
+  deployment: RkvSimDeployment,
+  at: number,
+  ref: ActorRef<RkvMessage, RkvMessage>,
+  message: RkvMessage,
+  waitNs = 1_000_000,
+): RkvMessage | undefined {
+  let answer: RkvMessage | undefined;
+  deployment.cluster.clientSend(at, ref, message, (_id, _latency, _ok, reply) => {
+    answer = reply as RkvMessage;
+    deployment.cluster.kernel.stop();
+  });
+  settle(deployment, waitNs);
+  return answer;
+}
+
 /** Replica `replica`'s consensus state as its DMOs hold it (fails the test if it has none). */
 export function consensusView(deployment: RkvSimDeployment, replica: number): ConsensusView {
   const instance = deployment.cluster.node(replica).instance(deployment.consensus[replica]!.id);

@@ -30,7 +30,8 @@ import {
   snapshotItemBytes,
 } from '../../../../src/apps/rkv/actors/sim-log.ts';
 import { MAX_FLUSH_PIECE_BYTES } from '../../../../src/apps/rkv/actors/storage-actors.ts';
-import { deployElecting, settle as run, consensusView as view } from './helpers.ts';
+import { Random } from '../../../../src/random.ts';
+import { askWithin as ask, deployElecting, settle as run, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -39,20 +40,9 @@ const MS = 1_000_000;
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv recover parts seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
 
-/** A small deterministic PRNG (mulberry32). */
-function random(state: number): () => number {
-  let s = state >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test('recoverPart cuts a durable state into parts that are, in order, the state, each within the budget', () => {
-  const next = random(seed);
+  const stream = new Random(seed, 'recover-parts');
+  const next = () => stream.nextDouble();
   const int = (n: number) => Math.floor(next() * n);
   for (let round = 0; round < 50; round++) {
     const bytes = (n: number) => new Uint8Array(n).map(() => int(256));
@@ -119,22 +109,6 @@ function deploy(): RkvSimDeployment {
     memtableLimitBytes: 64 * 1024,
     consensus: { maxLogEntries: 8, snapshotChunkBytes: 8 * 1024 },
   });
-}
-
-function ask(
-  d: RkvSimDeployment,
-  at: number,
-  ref: Ref,
-  message: RkvMessage,
-  waitNs = MS,
-): RkvMessage | undefined {
-  let answer: RkvMessage | undefined;
-  d.cluster.clientSend(at, ref, message, (_id, _l, _ok, reply) => {
-    answer = reply as RkvMessage;
-    d.cluster.kernel.stop();
-  });
-  run(d, waitNs);
-  return answer;
 }
 
 function leaderOf(d: RkvSimDeployment): number {

@@ -40,7 +40,13 @@ import {
   type KvHistoryOp,
   kvModel,
 } from '../../../../src/apps/rkv/check/index.ts';
-import { deployElecting, putMessage as put, settle as run, consensusView as view } from './helpers.ts';
+import {
+  askWithin as ask,
+  deployElecting,
+  putMessage as put,
+  settle as run,
+  consensusView as view,
+} from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -65,23 +71,6 @@ function leaderOf(d: RkvSimDeployment): number {
   for (let r = 0; r < 3; r++) if (!d.cluster.isDown(r) && view(d, r).role === 'leader') leaders.push(r);
   assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
   return leaders[0] as number;
-}
-
-/** Sends `message` to `ref` on node `at`; runs until answered or `waitNs` passed. */
-function ask(
-  d: RkvSimDeployment,
-  at: number,
-  ref: Ref,
-  message: RkvMessage,
-  waitNs = MS,
-): RkvMessage | undefined {
-  let answer: RkvMessage | undefined;
-  d.cluster.clientSend(at, ref, message, (_id, _l, _ok, reply) => {
-    answer = reply as RkvMessage;
-    d.cluster.kernel.stop();
-  });
-  run(d, waitNs);
-  return answer;
 }
 
 /** A put through replica `at`'s consensus actor, retried (same clientId and seq) until acknowledged. */

@@ -14,22 +14,17 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { checkLinearizability, describeCheckResult, kvModel } from '../../../../src/apps/rkv/check/index.ts';
 import type { KvHistoryOp } from '../../../../src/apps/rkv/check/kv-model.ts';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../../../src/apps/rkv/cluster/actor-backend.ts';
-import {
-  type RkvActorClient,
-  RkvActorConnection,
-  rkvActorClusterSpec,
-} from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import { type RkvActorClient, RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { RespClient, respInfoFields } from '../../../../src/apps/rkv/resp/client.ts';
 import { startRespServer } from '../../../../src/apps/rkv/resp/server.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { freeUdpPort } from '../../../platform/live/free-port.ts';
+import { writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor cluster seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -41,14 +36,7 @@ const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 test('three live nodes run the RKV actors: commit, fail over after SIGKILL of the leader, lose nothing acknowledged', {
   timeout: 120_000,
 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rkv-actors-'));
-  const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
-  const spec = rkvActorClusterSpec(
-    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
-    { durable: true },
-  );
-  const file = join(dir, 'cluster.json');
-  writeFileSync(file, JSON.stringify(spec));
+  const { dir, spec, file } = await writeActorCluster('rkv-actors-');
   const cluster = await LocalCluster.launch({ file, spec });
   const connection = await RkvActorConnection.connect(spec);
   const history: KvHistoryOp[] = [];

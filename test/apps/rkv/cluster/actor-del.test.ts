@@ -7,30 +7,22 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../../../src/apps/rkv/cluster/actor-backend.ts';
-import { RkvActorConnection, rkvActorClusterSpec } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { RespClient } from '../../../../src/apps/rkv/resp/client.ts';
 import { startRespServer } from '../../../../src/apps/rkv/resp/server.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { freeUdpPort } from '../../../platform/live/free-port.ts';
+import { writeActorCluster } from './actor-fixture.ts';
 
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 
 test('DEL through RESP on the live actors: :1 then nil then :0, and still deleted after a node restart', {
   timeout: 120_000,
 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rkv-actors-del-'));
-  const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
-  const spec = rkvActorClusterSpec(
-    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
-    { durable: true },
-  );
-  const file = join(dir, 'cluster.json');
-  writeFileSync(file, JSON.stringify(spec));
+  const { dir, spec, file } = await writeActorCluster('rkv-actors-del-');
   const cluster = await LocalCluster.launch({ file, spec });
   const connection = await RkvActorConnection.connect(spec);
   let firstClientId = 100;

@@ -10,28 +10,20 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../../../src/apps/rkv/cluster/actor-backend.ts';
-import { RkvActorConnection, rkvActorClusterSpec } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { RespClient } from '../../../../src/apps/rkv/resp/client.ts';
 import { startRespServer } from '../../../../src/apps/rkv/resp/server.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { freeUdpPort } from '../../../platform/live/free-port.ts';
+import { writeActorCluster } from './actor-fixture.ts';
 
 test('DBSIZE and SET NX / XX on the live actors over 2 shards', {
   timeout: 120_000,
 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rkv-dbs-'));
-  const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
-  const spec = rkvActorClusterSpec(
-    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
-    { durable: true, shards: 2 },
-  );
-  const file = join(dir, 'cluster.json');
-  writeFileSync(file, JSON.stringify(spec));
+  const { dir, spec, file } = await writeActorCluster('rkv-dbs-', 2);
   const cluster = await LocalCluster.launch({ file, spec });
   const connection = await RkvActorConnection.connect(spec);
   const server = await startRespServer({

@@ -10,13 +10,12 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RkvActorConnection, rkvActorClusterSpec } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { freeUdpPort } from '../../../platform/live/free-port.ts';
+import { writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor recovery seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -57,14 +56,7 @@ async function untilRecovered(
 test('live RKV actors recover a durable state over 1 MiB: one replica restarted, then the whole cluster', {
   timeout: 120_000,
 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rkv-recover-'));
-  const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
-  const spec = rkvActorClusterSpec(
-    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
-    { durable: true },
-  );
-  const file = join(dir, 'cluster.json');
-  writeFileSync(file, JSON.stringify(spec));
+  const { dir, spec, file } = await writeActorCluster('rkv-recover-');
   const leader = seed % 3;
   const restarted = (leader + 1 + (seed % 2)) % 3;
   const setup = { heartbeatMs: 50, electionTimeoutMs: 300, leader, dataDir: join(dir, 'data') };

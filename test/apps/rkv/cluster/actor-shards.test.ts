@@ -11,8 +11,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../../../src/apps/rkv/cluster/actor-backend.ts';
@@ -30,7 +29,7 @@ import { RespClient, respInfoFields } from '../../../../src/apps/rkv/resp/client
 import { startRespServer } from '../../../../src/apps/rkv/resp/server.ts';
 import { ConfigError } from '../../../../src/errors.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { freeUdpPort } from '../../../platform/live/free-port.ts';
+import { writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor shards seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -95,14 +94,7 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
   timeout: 60_000,
 }, async () => {
   const shards = 2;
-  const dir = mkdtempSync(join(tmpdir(), 'rkv-shards-'));
-  const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
-  const spec = rkvActorClusterSpec(
-    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
-    { durable: true, shards },
-  );
-  const file = join(dir, 'cluster.json');
-  writeFileSync(file, JSON.stringify(spec));
+  const { dir, spec, file } = await writeActorCluster('rkv-shards-', shards);
   const cluster = await LocalCluster.launch({ file, spec });
   const connection = await RkvActorConnection.connect(spec);
   const dataDir = join(dir, 'data');

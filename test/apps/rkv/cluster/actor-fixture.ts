@@ -1,0 +1,31 @@
+/**
+ * The start every live RKV-actor test shares: a temporary directory holding the cluster file of
+ * three durable nodes on free loopback ports (one NIC core each). Launching is the test's own step
+ * (some launch twice, or later).
+ */
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rkvActorClusterSpec } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import type { ClusterSpec } from '../../../../src/platform/live/cluster/cluster-file.ts';
+import { freeUdpPort } from '../../../platform/live/free-port.ts';
+
+export interface ActorClusterFiles {
+  readonly dir: string;
+  readonly spec: ClusterSpec;
+  /** The cluster file in `dir`, as LocalCluster.launch takes it. */
+  readonly file: string;
+}
+
+export async function writeActorCluster(prefix: string, shards = 1): Promise<ActorClusterFiles> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const ports = [await freeUdpPort(), await freeUdpPort(), await freeUdpPort()];
+  const spec = rkvActorClusterSpec(
+    { nodes: ports.map((port, id) => ({ id, address: '127.0.0.1', port, nicCores: 1 })) },
+    { durable: true, shards },
+  );
+  const file = join(dir, 'cluster.json');
+  writeFileSync(file, JSON.stringify(spec));
+  return { dir, spec, file };
+}
