@@ -643,7 +643,12 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     readNext();
     kernel.run({ untilNs: verifyEnd });
     for (const op of history) {
-      if (op.clientId === VERIFIER_CLIENT_ID && op.status === 'ok' && op.output.op === 'get') {
+      if (
+        op.clientId === VERIFIER_CLIENT_ID &&
+        op.status === 'ok' &&
+        op.output.op === 'get' &&
+        op.input.op === 'get'
+      ) {
         finals.set(op.input.key, op.output.value);
       }
     }
@@ -750,6 +755,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
 }
 
 function describe(input: KvInput): string {
+  if (input.op === 'scan') return `scan([${input.start}, ${input.end ?? '∞'}), limit ${input.limit})`;
   if (input.op === 'cput') return `put-${input.condition}(${input.key}, ${input.value})`;
   return input.op === 'put' ? `put(${input.key}, ${input.value})` : `${input.op}(${input.key})`;
 }
