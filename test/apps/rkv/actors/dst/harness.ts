@@ -91,6 +91,12 @@ const DELETE_FRACTION = 0.25;
 const CONDITIONAL_FRACTION = 0.35;
 /** With `scans`, the share of reads that are a SCAN page. */
 const SCAN_FRACTION = 0.4;
+/**
+ * With `scans`, the memtable's flush limit: a few distinct keys fill it (an overwrite does not grow
+ * it), so keys live on the disk, in a frozen memtable in flight and in the active one at once and
+ * pages merge all three. At the default 1024 bytes the 2–6 keys never flush.
+ */
+const SCAN_MEMTABLE_LIMIT_BYTES = 100;
 /** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
 const KEY_BASE = 100;
 /** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
@@ -294,7 +300,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     deployment = deployRkvOnSimCluster(cluster, {
       baseKeys: 0,
       valueBytes: 16,
-      memtableLimitBytes: 1024,
+      memtableLimitBytes: options.scans === true ? SCAN_MEMTABLE_LIMIT_BYTES : 1024,
       level0Trigger: 3,
       durableLog: true,
       consensus: {
