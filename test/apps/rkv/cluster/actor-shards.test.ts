@@ -11,7 +11,7 @@
  * scanAll): after deletes of a flushed key and a memtable key, a scan of everything, page by page
  * over both shards, returns each stored key once in byte order with its value (as MGET reads it),
  * every acknowledged key and no deleted one; a range of 8 000-byte values comes in pages cut by
- * bytes.
+ * bytes; RESP SCAN (cursor pages, MATCH) through the front lists the same keys.
  */
 
 import assert from 'node:assert/strict';
@@ -279,6 +279,19 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
       'a page holds six 8 000-byte values',
     );
     assert.equal(first.next === null ? null : decoder.decode(first.next), bigLive[6] ?? null);
+    // RESP SCAN through the same front (opaque cursors): the same keys, and MATCH big:*.
+    const respScan = async (...options: string[]): Promise<string[]> => {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const reply = (await probe.command('SCAN', cursor, ...options)) as [string, string[]];
+        keys.push(...reply[1]);
+        cursor = reply[0];
+      } while (cursor !== '0');
+      return keys;
+    };
+    assert.deepEqual(await respScan('COUNT', '5'), scannedKeys, 'SCAN COUNT 5 lists what scanAll did');
+    assert.deepEqual(await respScan('MATCH', 'big:*', 'COUNT', '1000'), bigLive);
     process.stderr.write(
       `shards: ${JSON.stringify(perShard)} acknowledged keys per shard after 1 s; killed node ${victim} (shard 0's leader), ` +
         `both shards served ${failoverMs.toFixed(0)} ms later; restarted it, killed node ${second}; ` +
