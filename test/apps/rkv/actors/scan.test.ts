@@ -13,16 +13,22 @@
  *               scan still ends
  *   refused     a follower refuses a scan and names the leader (a lease read, as a get)
  *   hold        a scan while every write flushes sees each key once, in order
+ *   bounds      the largest pages (the biggest pairs, or `limit` tiny ones) encode in one datagram
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ActorRef } from '../../../../src/actor/index.ts';
 import {
+  MAX_KEY_BYTES,
   MAX_SCAN_LIMIT,
+  MAX_SCAN_PAGE_BYTES,
+  MAX_VALUE_BYTES,
   type RkvMessage,
   type RkvMsg,
   rkvKey,
   rkvKeyIndex,
+  rkvMessages,
+  SCAN_PAIR_OVERHEAD_BYTES,
 } from '../../../../src/apps/rkv/actors/messages.ts';
 import type { RkvSimDeployment } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
 import { baseValue, encodeRun } from '../../../../src/apps/rkv/actors/sim-disk.ts';
@@ -282,4 +288,37 @@ test('a scan while every write flushes sees each key once, in order, and every w
   assert.ok(d.disks[leader]!.tablesWritten > 6, `tables written: ${d.disks[leader]!.tablesWritten}`);
   const final = scanAll(d, EMPTY, EMPTY, MAX_SCAN_LIMIT).pairs;
   assert.equal(final.length, BASE_KEYS + 12);
+});
+
+test('the largest pages encode within one 65 000-byte datagram (the bound counts what the codec writes)', () => {
+  const fill = (limitPairs: number, keyBytes: number, valueBytes: number) => {
+    const pairs: { key: Uint8Array; value: Uint8Array }[] = [];
+    let bytes = 0;
+    for (;;) {
+      const size = keyBytes + valueBytes + SCAN_PAIR_OVERHEAD_BYTES;
+      if (pairs.length >= limitPairs || (pairs.length > 0 && bytes + size > MAX_SCAN_PAGE_BYTES)) break;
+      pairs.push({ key: new Uint8Array(keyBytes).fill(0x6b), value: new Uint8Array(valueBytes) });
+      bytes += size;
+    }
+    return { pairs, bytes };
+  };
+  for (const [keyBytes, valueBytes] of [
+    [MAX_KEY_BYTES, MAX_VALUE_BYTES],
+    [MAX_KEY_BYTES, 1000],
+    [1, 0],
+    [16, 24],
+  ] as const) {
+    const { pairs, bytes } = fill(MAX_SCAN_LIMIT, keyBytes, valueBytes);
+    const encoded = rkvMessages.encode({
+      type: 'scan-page',
+      pairs,
+      done: false,
+      next: new Uint8Array(MAX_KEY_BYTES),
+    });
+    assert.ok(
+      encoded.length <= bytes + 256,
+      `${pairs.length} pairs of ${keyBytes}+${valueBytes} bytes: ${encoded.length} encoded, ${bytes} counted`,
+    );
+    assert.ok(encoded.length + 512 < 65_000, `${encoded.length} bytes leave room for the frame's headers`);
+  }
 });
