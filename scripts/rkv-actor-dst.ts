@@ -8,6 +8,7 @@
  *   npx tsx scripts/rkv-actor-dst.ts --seeds 1000                  seeds 1..1000
  *   npx tsx scripts/rkv-actor-dst.ts --from 1 --seeds 250 --laggards  state transfers, mid-transfer crashes
  *   npx tsx scripts/rkv-actor-dst.ts --seeds 500 --conditionals     SET NX / XX among the puts
+ *   npx tsx scripts/rkv-actor-dst.ts --seeds 500 --scans            SCAN pages among the reads
  *   npx tsx scripts/rkv-actor-dst.ts --seed 1234                    one seed, its counters
  *
  * stdout: one line per failing seed with the command that replays it, then a summary (or one JSON
@@ -25,7 +26,7 @@ import {
 import { commandLineHelpers } from './dst-cli.ts';
 
 const USAGE =
-  'usage: rkv-actor-dst.ts [--seed N | --from N --seeds COUNT] [--laggards] [--pre-vote] [--conditionals] [--migrate] ' +
+  'usage: rkv-actor-dst.ts [--seed N | --from N --seeds COUNT] [--laggards] [--pre-vote] [--conditionals] [--scans] [--migrate] ' +
   '[--keep-going] [--json]';
 
 const cli = commandLineHelpers('rkv-actor-dst', USAGE);
@@ -39,6 +40,7 @@ function parse() {
       laggards: { type: 'boolean', default: false },
       'pre-vote': { type: 'boolean', default: false },
       conditionals: { type: 'boolean', default: false },
+      scans: { type: 'boolean', default: false },
       migrate: { type: 'boolean', default: false },
       'keep-going': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -54,6 +56,7 @@ const base: Omit<ActorDstOptions, 'seed'> = {
   ...(values.laggards ? { laggards: true } : {}),
   ...(values['pre-vote'] ? { preVote: true } : {}),
   ...(values.conditionals ? { conditionals: true } : {}),
+  ...(values.scans ? { scans: true } : {}),
   ...(values.migrate ? { migrate: true } : {}),
 };
 
@@ -104,7 +107,7 @@ if (values.json) {
     `${seedsRun - failures.length}/${seedsRun} seed(s) passed (seeds ${from}..${from + seedsRun - 1}) in ` +
       `${elapsedMs} ms: ${totals.opsAcknowledged} acknowledged ops, ${totals.deletes} deletes ` +
       `(${totals.deletesUnknown} answered DEL_UNKNOWN), ${totals.crashes} crashes, ${totals.partitions} partitions, ` +
-      `${totals.transfers} snapshot installs\n`,
+      `${totals.transfers} snapshot installs, ${totals.scans} scan pages (${totals.scanPairs} pairs, ${totals.scansCut} cut)\n`,
   );
 }
 process.exit(failures.length > 0 ? 1 : 0);

@@ -1860,10 +1860,14 @@ function onCondState(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'co
 }
 
 /**
- * A client's read at this replica (`get`, `dbsize`): served by the leader under its lease — sent
+ * A client's read at this replica (`get`, `dbsize`, a `scan` page): served by the leader under its lease — sent
  * on to the memtable with the client's origin, FIFO behind the applies — else refused.
  */
-function onRead(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'get'> | RkvMsg<'dbsize'>): void {
+function onRead(
+  ctx: RkvContext,
+  state: ConsensusState,
+  message: RkvMsg<'get'> | RkvMsg<'dbsize'> | RkvMsg<'scan'>,
+): void {
   const refusal = leaseReadRefusal(ctx, state);
   if (refusal !== undefined) {
     refuse(ctx, state, refusal);
@@ -2048,6 +2052,7 @@ function whileRecovering(ctx: RkvContext, state: ConsensusState, message: RkvMes
     case 'del':
     case 'dbsize':
     case 'cput':
+    case 'scan':
       refuse(ctx, state, 'the replica is recovering its durable log; retry');
       return;
     default:
@@ -2287,7 +2292,8 @@ export const rkvConsensus = defineActor({
         message.type === 'get' ||
         message.type === 'del' ||
         message.type === 'dbsize' ||
-        message.type === 'cput'
+        message.type === 'cput' ||
+        message.type === 'scan'
       ) {
         refuse(ctx, undefined, 'the consensus actor is not set up yet');
       }
@@ -2312,6 +2318,7 @@ function dispatch(ctx: RkvContext, state: ConsensusState, message: RkvMessage): 
       return;
     case 'get':
     case 'dbsize':
+    case 'scan':
       onRead(ctx, state, message);
       return;
     case 'cput':
@@ -2426,6 +2433,7 @@ function consensusWork(message: RkvMessage): HandlerWork {
     }
     case 'get':
     case 'dbsize':
+    case 'scan':
       // Role, lease and applied point from meta; forward the key to the memtable.
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SEND_INSTRUCTIONS };
     case 'accept': {

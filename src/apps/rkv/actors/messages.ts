@@ -40,6 +40,17 @@
  *
  *   client ─dbsize─▶ consensus(leader, lease) ─dbsize─▶ memtable ─count-keys(keys)─▶ sstable reader
  *          ─counted─▶ memtable ─size─▶ client
+ *
+ * SCAN: one page of the live pairs with start ≤ key < end, a lease read as a get (FIFO behind the
+ * applies at the leader's memtable, so at one point in the log). The memtable collects its part of
+ * the range (active and frozen memtables, newest wins, tombstones kept: they hide the disk), bounded
+ * by the page's limit and bytes — `next` then says where its part stopped — and hands it to the
+ * SSTable reader with a flush hold (as DBSIZE); the reader merges it over the disk's range and
+ * answers the client one page, at most `limit` pairs and MAX_SCAN_PAGE_BYTES, with the key the next
+ * page starts at (or done). Pages of one scan are each linearizable, not one snapshot:
+ *
+ *   client ─scan─▶ consensus(leader, lease) ─scan─▶ memtable ─scan-range(run, next)─▶ sstable reader
+ *          ─scan-page─▶ client   (and ─scanned─▶ memtable: the flush hold is released)
  */
 
 import { field, type MessageOf, messages } from '../../../actor/index.ts';
@@ -56,6 +67,16 @@ export const MAX_RUN_BYTES = 64 * 1024 * 1024;
 export const MAX_NAME_BYTES = 63;
 /** Most replicas in a group (ballots reserve 1024 ids; the codec and bit masks keep ≤ 16). */
 export const MAX_REPLICAS = 16;
+/** Most pairs one SCAN page carries (`scan.limit` is clamped to it). */
+export const MAX_SCAN_LIMIT = 1024;
+/**
+ * Most bytes of pairs one SCAN page carries (`scan.maxBytes` is clamped to it), counted as key +
+ * value + SCAN_PAIR_OVERHEAD_BYTES per pair: a page and its headers fit one 65 000-byte datagram
+ * of the live cluster, and a single pair of the largest key and value always fits.
+ */
+export const MAX_SCAN_PAGE_BYTES = 48 * 1024;
+/** What one pair costs a page beyond its key and value bytes (the codec's length prefixes). */
+export const SCAN_PAIR_OVERHEAD_BYTES = 8;
 /** Most entries one promise reports, or one load carries. */
 const MAX_LIST_ITEMS = 1 << 16;
 
@@ -379,6 +400,43 @@ export const rkvMessages = messages({
    * rebuild of the memtable).
    */
   resume: {},
+
+  // ---- SCAN (see "SCAN" in the header; last, as above) --------------------------------------------
+  /**
+   * One page of a range scan: the live pairs with start ≤ key < end (an empty `end`: no upper
+   * bound; an empty `start`: from the first key) in byte order, at most `limit` pairs (1 …
+   * MAX_SCAN_LIMIT) and about `maxBytes` (clamped to MAX_SCAN_PAGE_BYTES; 0: that). To the consensus
+   * actor of the replica the client believes leads (a lease read, as `get`), forwarded to its
+   * memtable with the client's origin; answered `scan-page`.
+   */
+  scan: { start: KEY, end: KEY, limit: COUNT, maxBytes: COUNT },
+  /**
+   * The memtable to its SSTable reader: the memtables' entries of the range from `start` (run:
+   * encodeRun form, tombstones included, newest memtable decided), complete below `next` — `cut`:
+   * the memtable stopped at its bound and `next` is its first entry left out (the page may not go
+   * past it); else its part reaches the scan's end. No flush leaves until `scanned`.
+   */
+  'scan-range': {
+    start: KEY,
+    end: KEY,
+    limit: COUNT,
+    maxBytes: COUNT,
+    run: field.bytes({ maxBytes: 4 * MAX_SCAN_PAGE_BYTES }),
+    cut: field.bool(),
+    next: KEY,
+    origin: ORIGIN,
+  },
+  /** The SSTable reader to the memtable: the page is answered, the flush hold released. */
+  scanned: {},
+  /**
+   * A SCAN page: `pairs` in key order; `done`: the range is exhausted, else the next page starts at
+   * `next` (every live key of [start, next) is in `pairs`; a page may be empty and not done).
+   */
+  'scan-page': {
+    pairs: field.list(ITEM, { maxItems: MAX_SCAN_LIMIT }),
+    done: field.bool(),
+    next: KEY,
+  },
 });
 
 /** `cput.condition`: SET NX — write only if the key holds no value. */

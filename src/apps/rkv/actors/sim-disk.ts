@@ -19,7 +19,7 @@
  */
 
 import { ConfigError } from '../../../errors.ts';
-import { rkvKeyIndex } from './messages.ts';
+import { rkvKey, rkvKeyIndex } from './messages.ts';
 
 const latin1 = new TextDecoder('latin1');
 
@@ -217,6 +217,66 @@ export class SimDisk {
     let baseDecided = 0;
     for (const key of seen) if (this.#inBase(key)) baseDecided++;
     return live + this.baseKeys - baseDecided;
+  }
+
+  /**
+   * The live pairs with start ≤ key < end (end undefined: no bound) in byte order, newest table
+   * winning and tombstones hiding what lies below — lazily, so a SCAN page pulls only what it
+   * needs. The model's tables are unsorted maps: each call sorts the decided keys of the range
+   * (O(table entries)); the base data is generated from the first index at or above `start`.
+   * Finish the iteration or `return()` it (a `for…of` with `break` does).
+   */
+  *range(
+    start: Uint8Array,
+    end: Uint8Array | undefined,
+  ): Generator<[Uint8Array, Uint8Array], void, undefined> {
+    const from = latin1.decode(start);
+    const to = end === undefined ? undefined : latin1.decode(end);
+    const inRange = (name: string): boolean => name >= from && (to === undefined || name < to);
+    const decided = new Map<string, Uint8Array | null>();
+    for (const table of [...this.#level0].reverse().concat([this.#level1])) {
+      for (const [name, value] of table) if (inRange(name) && !decided.has(name)) decided.set(name, value);
+    }
+    // Latin-1 names compare as their bytes do (one UTF-16 unit per byte).
+    const names = [...decided.keys()].sort();
+    let index = this.#firstBaseIndexAtOrAbove(from);
+    let nextBase = this.#baseName(index, to);
+    let at = 0;
+    while (at < names.length || nextBase !== undefined) {
+      const name = names[at];
+      if (name !== undefined && (nextBase === undefined || name <= nextBase)) {
+        at++;
+        // A table entry decides its key: it shadows the base value of the same key.
+        if (name === nextBase) nextBase = this.#baseName(++index, to);
+        const value = decided.get(name);
+        if (value !== null && value !== undefined) yield [encodeLatin1(name), value];
+        continue;
+      }
+      const key = rkvKey(index);
+      const value = baseValue(index, this.valueBytes);
+      nextBase = this.#baseName(++index, to);
+      yield [key, value];
+    }
+  }
+
+  /** The base key of `index` as a name, if it exists and sorts below `to`. */
+  #baseName(index: number, to: string | undefined): string | undefined {
+    if (index >= this.baseKeys) return undefined;
+    const name = latin1.decode(rkvKey(index));
+    return to === undefined || name < to ? name : undefined;
+  }
+
+  /** The smallest base index whose key sorts at or above `name` (baseKeys if none): keys of the
+   * `rkvKey` form sort as their indices do, so a binary search finds it. */
+  #firstBaseIndexAtOrAbove(name: string): number {
+    let low = 0;
+    let high = this.baseKeys;
+    while (low < high) {
+      const mid = Math.floor((low + high) / 2);
+      if (latin1.decode(rkvKey(mid)) < name) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   /** The key's newest value in LSM read order (a tombstone ends the search: not found). */

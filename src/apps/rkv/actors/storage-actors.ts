@@ -42,6 +42,18 @@
  * count holds flushes as a probe does (`probesOut` counts both); a table already in flight is in
  * the frozen memtable, whose keys the reader leaves out, so seeing it or not changes nothing.
  *
+ * SCAN (messages.ts "SCAN"): the memtable, FIFO behind the applies, walks its active and frozen
+ * memtables from the scan's start in key order (the active one shadows), tombstones included, and
+ * stops at the page's bounds — `limit` live entries, or `maxBytes` of entries — naming the first
+ * entry it left out (`next`): its part is complete below it. It holds flushes (`probesOut`, as
+ * DBSIZE) and hands its part to the SSTable reader, which merges it over the disk's range below
+ * that point (the memtable's entries win; its tombstones hide the disk's values), cuts the page at
+ * `limit` pairs or MAX_SCAN_PAGE_BYTES, answers the client and releases the hold (`scanned`). A
+ * table already in flight is in the frozen memtable, whose entries win over the disk's, so seeing
+ * it or not changes nothing; no newer table can reach the disk until the page is answered. Every
+ * handler's work is bounded by the page: the memtable by its bounds, the reader by the run it got
+ * plus at most `limit` + (the run's entries) + 1 disk pairs.
+ *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
@@ -58,17 +70,22 @@ import { defineActor } from '../../../actor/index.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../dmo/index.ts';
 import type { ObjectId } from '../../../ids.ts';
 import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
+import { compareKeys } from '../lsm/bytes.ts';
 import { DmoMemtable } from '../lsm/dmo-memtable.ts';
+import type { LsmEntry } from '../lsm/memtable.ts';
 import { RKV_BASE_INSTRUCTIONS, rkvRef } from './consensus-actor.ts';
 import {
   DEL_ABSENT,
   DEL_EXISTED,
   DEL_UNKNOWN,
   isDeleteCommand,
+  MAX_SCAN_LIMIT,
+  MAX_SCAN_PAGE_BYTES,
   NO_LEADER,
   type RkvMessage,
   type RkvMsg,
   rkvMessages,
+  SCAN_PAIR_OVERHEAD_BYTES,
 } from './messages.ts';
 import { decodeRun, diskKeyName, encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
 
@@ -311,6 +328,96 @@ function memtableCount(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>): void {
   );
 }
 
+/** A scan's page limit, clamped to [1, MAX_SCAN_LIMIT] (a bad number: 1, so a page still moves on). */
+export function scanLimit(limit: number): number {
+  return Number.isFinite(limit) && limit >= 1 ? Math.min(Math.floor(limit), MAX_SCAN_LIMIT) : 1;
+}
+
+/** A scan's page bytes, clamped to MAX_SCAN_PAGE_BYTES (0 or a bad number: that). */
+export function scanPageBytes(maxBytes: number): number {
+  return Number.isFinite(maxBytes) && maxBytes > 0
+    ? Math.min(maxBytes, MAX_SCAN_PAGE_BYTES)
+    : MAX_SCAN_PAGE_BYTES;
+}
+
+/** Whether `key` is at or past a scan's end (an empty end: none). */
+function pastEnd(key: Uint8Array, end: Uint8Array): boolean {
+  return end.length > 0 && compareKeys(key, end) >= 0;
+}
+
+/**
+ * SCAN at this memtable (see "SCAN" in the header): its entries of the range from `start`, both
+ * memtables merged (the active one shadows), cut at the page's bounds; flushes held until
+ * `scanned`.
+ */
+function memtableScan(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, message: RkvMsg<'scan'>): void {
+  if (ctx.origin.kind === 'none') return;
+  const reader = rkvRef(ctx, setup.sstable);
+  if (reader === undefined) {
+    ctx.reply({ type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
+    return;
+  }
+  const limit = scanLimit(message.limit);
+  const maxBytes = scanPageBytes(message.maxBytes);
+  const { start, end } = message;
+  const cursors: Iterator<LsmEntry>[] = [];
+  for (const root of [ctx.root('active'), ctx.root('frozen')]) {
+    if (root !== undefined) cursors.push(DmoMemtable.open(ctx.dmo, root).entries(start));
+  }
+  const heads = cursors.map((cursor) => cursor.next());
+  const entries: RunEntry[] = [];
+  let live = 0;
+  let bytes = 0;
+  let cut = false;
+  let next: Uint8Array = EMPTY;
+  for (;;) {
+    // The smallest key at the heads; on a tie the first cursor (the active memtable) decides.
+    let pick = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const head = heads[i] as IteratorResult<LsmEntry>;
+      if (head.done === true) continue;
+      const chosen = pick < 0 ? undefined : (heads[pick] as IteratorYieldResult<LsmEntry>).value;
+      if (chosen === undefined || compareKeys(head.value.key, chosen.key) < 0) pick = i;
+    }
+    if (pick < 0) break;
+    const entry = (heads[pick] as IteratorYieldResult<LsmEntry>).value;
+    if (pastEnd(entry.key, end)) break;
+    const size =
+      entry.key.length + (entry.kind === 'put' ? entry.value.length : 0) + SCAN_PAIR_OVERHEAD_BYTES;
+    if (live >= limit || (entries.length > 0 && bytes + size > maxBytes)) {
+      cut = true;
+      next = entry.key.slice();
+      break;
+    }
+    entries.push({ key: entry.key.slice(), value: entry.kind === 'put' ? entry.value.slice() : undefined });
+    bytes += size;
+    if (entry.kind === 'put') live++;
+    for (let i = 0; i < heads.length; i++) {
+      const head = heads[i] as IteratorResult<LsmEntry>;
+      if (head.done !== true && compareKeys(head.value.key, entry.key) === 0)
+        heads[i] = (cursors[i] as Iterator<LsmEntry>).next();
+    }
+  }
+  for (const cursor of cursors) cursor.return?.();
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  ctx.send(
+    reader,
+    {
+      type: 'scan-range',
+      start,
+      end,
+      limit,
+      maxBytes,
+      run: encodeRun(entries),
+      cut,
+      next,
+      origin: encodeOrigin(ctx.origin),
+    },
+    { origin: 'self' },
+  );
+}
+
 /**
  * A conditional put's read of its key (messages.ts "Conditional puts"), FIFO behind the applies:
  * the memtables decide a key they hold; a miss goes on to the SSTable reader, which answers the
@@ -418,6 +525,11 @@ export const rkvMemtable = defineActor({
         return memtableCount(ctx, setup);
       case 'cond-check':
         return memtableCondCheck(ctx, setup, message.key);
+      case 'scan':
+        return memtableScan(ctx, setup, message);
+      case 'scanned':
+        releaseHold(ctx);
+        return maybeFlush(ctx, setup, active);
       case 'counted':
         releaseHold(ctx);
         if (message.origin.length > 0)
@@ -467,6 +579,7 @@ export const rkvSstableReader = defineActor({
     const setup = gateOnSetup(ctx, message, 'sstable-setup');
     if (setup === undefined) return;
     if (message.type === 'count-keys') return readerCount(ctx, setup, message);
+    if (message.type === 'scan-range') return readerScan(ctx, setup, message);
     if (message.type === 'cond-check') {
       const disk = simDisk(setup.disk);
       if (disk === undefined) ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
@@ -541,6 +654,73 @@ function readerCount(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: R
   });
 }
 
+/**
+ * SCAN at the reader: the memtable's part merged over the disk's range below where that part
+ * stops (memtable entries win, its tombstones hide), cut at the page's bounds; the page to the
+ * client, `scanned` to the memtable (its flush hold released).
+ */
+function readerScan(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: RkvMsg<'scan-range'>): void {
+  const disk = simDisk(setup.disk);
+  if (disk === undefined) {
+    ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
+    answerOrigin(ctx, message.origin, {
+      type: 'refused',
+      reason: `no disk ${setup.disk}`,
+      leader: NO_LEADER,
+    });
+    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'scanned' });
+    return;
+  }
+  const memtable = decodeRun(message.run);
+  const diskEnd = message.cut ? message.next : message.end.length > 0 ? message.end : undefined;
+  const fromDisk = disk.range(message.start, diskEnd);
+  const pairs: { key: Uint8Array; value: Uint8Array }[] = [];
+  let bytes = 0;
+  let stoppedAt: Uint8Array | undefined;
+  try {
+    let at = 0;
+    let diskHead = fromDisk.next();
+    for (;;) {
+      const mem = memtable[at];
+      const onDisk = diskHead.done === true ? undefined : diskHead.value;
+      if (mem === undefined && onDisk === undefined) break;
+      let key: Uint8Array;
+      let value: Uint8Array | undefined;
+      const order = mem === undefined ? 1 : onDisk === undefined ? -1 : compareKeys(mem.key, onDisk[0]);
+      if (order <= 0 && mem !== undefined) {
+        key = mem.key;
+        value = mem.value;
+        at++;
+        // The memtable's entry is newer than the disk's of the same key.
+        if (order === 0) diskHead = fromDisk.next();
+      } else {
+        const [diskKey, diskValue] = onDisk as [Uint8Array, Uint8Array];
+        key = diskKey;
+        value = diskValue;
+        diskHead = fromDisk.next();
+      }
+      if (value === undefined) continue;
+      const size = key.length + value.length + SCAN_PAIR_OVERHEAD_BYTES;
+      if (pairs.length >= message.limit || (pairs.length > 0 && bytes + size > message.maxBytes)) {
+        stoppedAt = key;
+        break;
+      }
+      pairs.push({ key, value });
+      bytes += size;
+    }
+  } finally {
+    fromDisk.return();
+  }
+  const page: RkvMessage =
+    stoppedAt !== undefined
+      ? { type: 'scan-page', pairs, done: false, next: stoppedAt }
+      : message.cut
+        ? { type: 'scan-page', pairs, done: false, next: message.next }
+        : { type: 'scan-page', pairs, done: true, next: EMPTY };
+  answerOrigin(ctx, message.origin, page);
+  if (ctx.origin.kind !== 'none') ctx.reply({ type: 'scanned' });
+}
+
 // ---- the compaction actor ------------------------------------------------------------------------
 
 /** The compaction actor (one per replica, pinned to the host): minor and level-0 compactions. */
@@ -581,6 +761,8 @@ const SKIPLIST_INSERT_INSTRUCTIONS = 2200;
 const FLUSH_ENCODE_INSTRUCTIONS = 150;
 /** An SSTable point read: bloom probes, index binary search, one 4 KiB block checksum + search. */
 const SSTABLE_READ_INSTRUCTIONS = 3200;
+/** One entry of a scan: a cursor step, a key compare against the bound, a copy into the answer. */
+const SCAN_ENTRY_INSTRUCTIONS = 120;
 /** Building a table entry: index, bloom bits, block append. */
 const TABLE_BUILD_INSTRUCTIONS_PER_ENTRY = 400;
 /** Bytes per second the modelled disk writes sequentially (a datacenter NVMe drive). */
@@ -618,6 +800,17 @@ function memtableWork(message: RkvMessage): HandlerWork {
       // A walk of the memtables, each key copied into the run for the reader (not known here: a
       // full memtable's worth is the bound; what the scan costs is under-declared, see the docs).
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + SKIPLIST_SEARCH_INSTRUCTIONS };
+    case 'scan':
+      // The seek into each memtable, then up to a page of entries walked and copied into the run
+      // (declared at the page's bounds: what the range holds is not known from the message).
+      return {
+        ...base,
+        instructions:
+          RKV_BASE_INSTRUCTIONS +
+          2 * SKIPLIST_SEARCH_INSTRUCTIONS +
+          scanLimit(message.limit) * SCAN_ENTRY_INSTRUCTIONS +
+          scanPageBytes(message.maxBytes) * PER_BYTE_INSTRUCTIONS,
+      };
     case 'memtable-load':
       return {
         ...base,
@@ -634,6 +827,21 @@ function sstableWork(message: RkvMessage): HandlerWork {
     // from the message): DBSIZE is an operator's command, not part of the modelled workload.
     return {
       instructions: RKV_BASE_INSTRUCTIONS + message.run.length * PER_BYTE_INSTRUCTIONS * 8,
+      ipc: 0.9,
+      mpki: 12,
+      workingSetBytes: 64 * 1024 * 1024,
+    };
+  }
+  if (message.type === 'scan-range') {
+    // A seek in every table (as a point read), decoding the memtable's run, then merging up to a
+    // page of the disk's pairs and copying them into the answer (at the page's bounds).
+    return {
+      instructions:
+        RKV_BASE_INSTRUCTIONS +
+        SSTABLE_READ_INSTRUCTIONS +
+        message.run.length * PER_BYTE_INSTRUCTIONS * 8 +
+        message.limit * SCAN_ENTRY_INSTRUCTIONS +
+        message.maxBytes * PER_BYTE_INSTRUCTIONS,
       ipc: 0.9,
       mpki: 12,
       workingSetBytes: 64 * 1024 * 1024,

@@ -6,7 +6,7 @@
 
 export type { HistoryOp, HistoryPartition, Model } from './history.ts';
 export { ILLEGAL } from './history.ts';
-export type { KvHistoryOp, KvInput, KvOutput } from './kv-model.ts';
+export type { KvHistoryOp, KvInput, KvKeyInput, KvOutput, KvScanInput, KvState } from './kv-model.ts';
 export { kvModel } from './kv-model.ts';
 export type { CheckOptions, CheckResult } from './linearizability.ts';
 export { checkLinearizability, describeCheckResult } from './linearizability.ts';

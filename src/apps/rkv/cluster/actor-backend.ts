@@ -18,6 +18,9 @@
  * DEL deletes key by key (each a `del` committed through Multi-Paxos in its key's shard: a
  * tombstone in the memtables, SSTables and snapshots) and counts the keys that existed.
  *
+ * SCAN is one page of `RkvActorClient.scan` (every shard's leader under its lease, merged in key
+ * order; not one snapshot across shards or pages, as Redis's SCAN across calls), its cursor an
+ * opaque number naming the continuation key (scan-cursors.ts), so `redis-cli --scan` works.
  * DBSIZE asks each shard's leader to count its live keys (a scan of its store, at one point in
  * that shard's log) and sums them: not atomic across shards. It waits for every command queued
  * before it (on any key), so a pipeline's SETs then DBSIZE counts them.
@@ -31,10 +34,11 @@
  * While no leader answers, commands get `-TRYAGAIN`.
  */
 
-import { MAX_KEY_BYTES, MAX_VALUE_BYTES } from '../actors/messages.ts';
-import type { KvBackend, KvBackendInfo, SetCondition } from '../resp/backend.ts';
+import { MAX_KEY_BYTES, MAX_SCAN_LIMIT, MAX_VALUE_BYTES } from '../actors/messages.ts';
+import type { KvBackend, KvBackendInfo, KvScanPage, SetCondition } from '../resp/backend.ts';
 import { BackendUnavailableError, BackendUnsupportedError } from '../resp/errors.ts';
 import type { RespLimitsInput } from '../resp/limits.ts';
+import { ScanCursors } from '../resp/scan-cursors.ts';
 import type { RkvActorClient, RkvActorConnection } from './actor-cluster.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
@@ -76,6 +80,7 @@ export class ActorKvBackend implements KvBackend {
   readonly #tails = new Map<string, Promise<unknown>>();
   /** Per shard, the leader the last command on it found (null before any did: INFO says unknown). */
   readonly #leaders: (number | null)[];
+  readonly #cursors = new ScanCursors();
 
   constructor(connection: RkvActorConnection, options: ActorKvBackendOptions) {
     this.#connection = connection;
@@ -141,6 +146,25 @@ export class ActorKvBackend implements KvBackend {
       this.#pooled(shard, (client) => client.dbsize(shard, this.#giveUpMs)),
     );
     return (await Promise.all(shards)).reduce((sum, keys) => sum + keys, 0);
+  }
+
+  /**
+   * Redis SCAN: one page of `RkvActorClient.scan` (every shard's leader, merged in key order) of
+   * at most `count` keys (capped at MAX_SCAN_LIMIT), continuing from the key the cursor names
+   * (scan-cursors.ts). Values travel with the keys and are dropped here: a page's bytes are bounded
+   * all the same. After the commands dispatched before it, as DBSIZE.
+   */
+  async scan(cursor: string, count: number): Promise<KvScanPage> {
+    const start = this.#cursors.resume(cursor);
+    await Promise.all(this.#tails.values());
+    const limit = Math.min(count, MAX_SCAN_LIMIT);
+    const page = await this.#pooled(0, (client) =>
+      client.scan(start, undefined, { limit, giveUpMs: this.#giveUpMs }),
+    );
+    return {
+      cursor: this.#cursors.open(page.next),
+      keys: page.pairs.map((pair) => Buffer.from(pair.key.buffer, pair.key.byteOffset, pair.key.byteLength)),
+    };
   }
 
   info(): Promise<KvBackendInfo> {

@@ -39,14 +39,32 @@ import {
   COND_XX,
   DEL_EXISTED,
   DEL_UNKNOWN,
+  MAX_KEY_BYTES,
   MAX_NAME_BYTES,
   MAX_REPLICAS,
+  MAX_SCAN_LIMIT,
+  MAX_SCAN_PAGE_BYTES,
   NO_LEADER,
   type RkvMessage,
   rkvMessages,
 } from '../actors/messages.ts';
 import { shardOf } from './commands.ts';
 import { ClusterUnavailableError } from './errors.ts';
+import { compareKeyBytes, mergeShardPages, type RkvPair, type RkvScanPage } from './scan-merge.ts';
+
+export type { RkvPair, RkvScanPage } from './scan-merge.ts';
+
+/** Options of `RkvActorClient.scan` and `scanAll`. */
+export interface RkvScanOptions {
+  /** Most pairs per page (1 … MAX_SCAN_LIMIT; default 100). */
+  readonly limit?: number;
+  /** About this many bytes of pairs per page (default and most: MAX_SCAN_PAGE_BYTES). */
+  readonly maxBytes?: number;
+  /** Give up on a shard's page after this long (default 10 s). */
+  readonly giveUpMs?: number;
+}
+
+const NO_KEY = new Uint8Array(0);
 
 /** The module every node loads the actors from. */
 export const RKV_ACTOR_MODULE: string = fileURLToPath(
@@ -596,6 +614,68 @@ export class RkvActorClient {
     }
     const answer = await this.#command({ type: 'dbsize' }, 'size', giveUpMs, shard);
     return answer.type === 'size' ? answer.keys : 0;
+  }
+
+  /**
+   * One page of a range scan: the live pairs with start ≤ key < end (end undefined or empty: no
+   * bound) in byte order, at most `limit` of them, and where the next page starts (`next`; null
+   * when the range is done). Each shard's part is a lease read at its leader at one point in that
+   * shard's log (messages.ts "SCAN"); the shards' parts are merged in key order (scan-merge.ts).
+   * A page is not one snapshot of all shards, and the pages of one scan are not one snapshot
+   * either: a key written between two pages appears if it sorts after the first page's end.
+   * Throws ConfigError for a bad limit or a key longer than MAX_KEY_BYTES, ClusterUnavailableError
+   * when a shard finds no leader within `giveUpMs`.
+   */
+  async scan(
+    start: Uint8Array,
+    end: Uint8Array | undefined,
+    options: RkvScanOptions = {},
+  ): Promise<RkvScanPage> {
+    const limit = options.limit ?? 100;
+    if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_SCAN_LIMIT)) {
+      throw new ConfigError('limit', `a scan page holds 1 to ${MAX_SCAN_LIMIT} pairs, got ${limit}`);
+    }
+    const maxBytes = Math.min(options.maxBytes ?? MAX_SCAN_PAGE_BYTES, MAX_SCAN_PAGE_BYTES);
+    if (!(maxBytes > 0))
+      throw new ConfigError('maxBytes', `must be a positive number of bytes, got ${maxBytes}`);
+    for (const [name, key] of [
+      ['start', start],
+      ['end', end ?? NO_KEY],
+    ] as const) {
+      if (key.length > MAX_KEY_BYTES) {
+        throw new ConfigError(
+          name,
+          `a scan's ${name} key is at most ${MAX_KEY_BYTES} bytes, got ${key.length}`,
+        );
+      }
+    }
+    const bounded = end !== undefined && end.length > 0;
+    if (bounded && compareKeyBytes(start, end) >= 0) return { pairs: [], next: null };
+    const message: RkvMessage = { type: 'scan', start, end: bounded ? end : NO_KEY, limit, maxBytes };
+    const pages: RkvScanPage[] = [];
+    for (let shard = 0; shard < this.#connection.shards; shard++) {
+      const answer = await this.#command(message, 'scan-page', options.giveUpMs ?? 10_000, shard);
+      if (answer.type !== 'scan-page') throw new ClusterUnavailableError('scan', options.giveUpMs ?? 10_000);
+      pages.push({ pairs: answer.pairs, next: answer.done ? null : answer.next });
+    }
+    return mergeShardPages(pages, limit, maxBytes);
+  }
+
+  /**
+   * Every live pair with start ≤ key < end, in key order, page by page (`scan`; each page
+   * linearizable per shard, the whole not one snapshot).
+   */
+  async *scanAll(
+    start: Uint8Array,
+    end: Uint8Array | undefined,
+    options: RkvScanOptions = {},
+  ): AsyncGenerator<RkvPair, void, undefined> {
+    let from: Uint8Array | null = start;
+    while (from !== null) {
+      const page = await this.scan(from, end, options);
+      yield* page.pairs;
+      from = page.next;
+    }
   }
 
   async #command(

@@ -415,6 +415,14 @@ export class LsmDisk extends SimDisk {
     return live;
   }
 
+  /** The engine's live pairs in [start, end), from its range cursor (memtables and every level). */
+  override *range(
+    start: Uint8Array,
+    end: Uint8Array | undefined,
+  ): Generator<[Uint8Array, Uint8Array], void, undefined> {
+    yield* this.#engine.scan(end === undefined ? { start } : { start, end });
+  }
+
   /** Closes the engine, its lock released (`flush: false` leaves nothing more on disk: tests). */
   close(options: { readonly flush?: boolean } = {}): void {
     this.#engine.close(options);

@@ -24,7 +24,13 @@ import * as hdr from 'hdr-histogram-js';
 import { ConfigError } from '../../../errors.ts';
 import { ZipfSampler } from '../../../platform/sim/distributions.ts';
 import { Random } from '../../../random.ts';
-import { type KvHistoryOp, type KvInput, type KvOutput, kvModel } from '../check/kv-model.ts';
+import {
+  type KvHistoryOp,
+  type KvInput,
+  type KvKeyInput,
+  type KvOutput,
+  kvModel,
+} from '../check/kv-model.ts';
 import { type CheckResult, checkLinearizability, describeCheckResult } from '../check/linearizability.ts';
 import { RespClient } from '../resp/client.ts';
 
@@ -221,7 +227,7 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
       }
       const key = keyOf(zipf.sample(stream));
       const draw = stream.nextDouble();
-      const input: KvInput =
+      const input: KvKeyInput =
         draw < o.getFraction
           ? { op: 'get', key }
           : draw < o.getFraction + o.deleteFraction
@@ -311,13 +317,13 @@ export async function runRkvRespLoad(options: RkvLoadOptions): Promise<RkvLoadRe
     unknownByReason,
     reconnects,
     timeline: { binMs: o.timelineBinMs, answered: timeline },
-    keysTouched: new Set(history.map((op) => op.input.key)).size,
+    keysTouched: new Set(history.flatMap((op) => (op.input.op === 'scan' ? [] : [op.input.key]))).size,
     check,
   };
 }
 
 /** The checker's view of a reply, or undefined when it is not a well-formed answer to `input`. */
-function outputOf(input: KvInput, reply: unknown): KvOutput | undefined {
+function outputOf(input: KvKeyInput, reply: unknown): KvOutput | undefined {
   switch (input.op) {
     case 'get':
       return reply === null || typeof reply === 'string' ? { op: 'get', value: reply } : undefined;

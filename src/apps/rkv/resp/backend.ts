@@ -36,6 +36,12 @@ export interface KvBackendInfo {
   readonly ipipe?: InfoFields;
 }
 
+/** One SCAN page: the cursor to continue from ("0": done) and the keys (unfiltered by MATCH). */
+export interface KvScanPage {
+  readonly cursor: string;
+  readonly keys: readonly Buffer[];
+}
+
 /** The store behind the RESP front. */
 export interface KvBackend {
   /** The value, or null when the key is absent. */
@@ -50,6 +56,11 @@ export interface KvBackend {
   mget(keys: readonly Buffer[]): Promise<ReadonlyArray<Buffer | null>>;
   /** Number of keys. */
   dbsize(): Promise<number>;
+  /**
+   * One SCAN page from `cursor` ("0": the start; else one this backend returned, scan-cursors.ts)
+   * of about `count` keys. Optional: without it SCAN replies -ERR.
+   */
+  scan?(cursor: string, count: number): Promise<KvScanPage>;
   /** Role and the `# Ipipe` INFO section. */
   info(): Promise<KvBackendInfo>;
 }

@@ -3,7 +3,8 @@
  * positions — what `COMMAND` reports), the case-insensitive lookup, and one handler per command.
  *
  * Covered: GET, SET (NX/XX; KEEPTTL accepted; EX/PX/EXAT/PXAT and GET refused, see below), DEL,
- * EXISTS, MGET, PING, ECHO, INFO, DBSIZE, SELECT (0 only), COMMAND (COUNT/INFO/LIST/DOCS), CONFIG
+ * EXISTS, MGET, PING, ECHO, INFO, DBSIZE, SCAN (MATCH, COUNT, TYPE string; where the backend
+ * scans: cursors are opaque numbers, scan-cursors.ts), SELECT (0 only), COMMAND (COUNT/INFO/LIST/DOCS), CONFIG
  * GET, CLIENT (SETNAME/GETNAME/ID/SETINFO), HELLO (protocol 2), AUTH, QUIT. Anything else gets
  * Redis's own `-ERR unknown command 'x', with args beginning with: 'a' 'b' `.
  *
@@ -18,7 +19,7 @@
  * Encoders are module-level functions, so a deferred reply allocates no closure of its own.
  */
 
-import type { KvBackend, SetCondition } from './backend.ts';
+import type { KvBackend, KvScanPage, SetCondition } from './backend.ts';
 import type { ReplyWriter } from './encoder.ts';
 import { type InfoServerView, REDIS_COMPATIBLE_VERSION, renderInfo, selectInfoSections } from './info.ts';
 import type { RespLimits } from './limits.ts';
@@ -285,6 +286,74 @@ function dbsize(context: CommandContext): void {
   context.defer(context.backend.dbsize(), writeInteger);
 }
 
+/** COUNT's default, as Redis's. */
+const SCAN_DEFAULT_COUNT = 10;
+
+/**
+ * SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: one page of the backend's keys, filtered by
+ * MATCH after the page is read (so a page may come back empty with a non-zero cursor, as in
+ * Redis). Every key is a string, so TYPE string keeps them and any other type keeps none.
+ */
+function scan(context: CommandContext, args: Buffer[]): void {
+  const cursorText = args[1]!.toString('latin1');
+  if (!/^(0|[1-9][0-9]{0,19})$/.test(cursorText) || BigInt(cursorText) >= 1n << 64n) {
+    context.error('ERR invalid cursor');
+    return;
+  }
+  let pattern: Buffer | null = null;
+  let count = SCAN_DEFAULT_COUNT;
+  let keepType = true;
+  for (let index = 2; index < args.length; index += 2) {
+    const option = args[index]!;
+    const value = args[index + 1];
+    if (value === undefined) {
+      context.error(SYNTAX_ERROR);
+      return;
+    }
+    if (equalsIgnoreCase(option, 'match')) pattern = value;
+    else if (equalsIgnoreCase(option, 'count')) {
+      const parsed = parseInteger(value);
+      if (parsed === null) {
+        context.error(NOT_AN_INTEGER);
+        return;
+      }
+      if (parsed < 1) {
+        context.error(SYNTAX_ERROR);
+        return;
+      }
+      count = parsed;
+    } else if (equalsIgnoreCase(option, 'type')) keepType = equalsIgnoreCase(value, 'string');
+    else {
+      context.error(SYNTAX_ERROR);
+      return;
+    }
+  }
+  const backend = context.backend;
+  if (backend.scan === undefined) {
+    context.error('ERR SCAN is not supported by this backend');
+    return;
+  }
+  // Latin-1: one char per byte, so the glob (case-sensitive here, as Redis's MATCH) sees the bytes.
+  const glob = pattern?.toString('latin1');
+  const work = backend.scan(cursorText, count).then(
+    (page): KvScanPage => ({
+      cursor: page.cursor,
+      keys: !keepType
+        ? []
+        : glob === undefined
+          ? page.keys
+          : page.keys.filter((key) => globMatch(glob, key.toString('latin1'))),
+    }),
+  );
+  context.defer(work, writeScanPage);
+}
+
+function writeScanPage(writer: ReplyWriter, page: KvScanPage): void {
+  writer.arrayHeader(2);
+  writer.bulkText(page.cursor);
+  writer.bulkArray(page.keys);
+}
+
 function select(context: CommandContext, args: Buffer[]): void {
   const index = parseInteger(args[1]!);
   if (index === null || index < -2_147_483_648 || index > 2_147_483_647) context.error(NOT_AN_INTEGER);
@@ -499,6 +568,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   spec('echo', 2, 'fast', [0, 0, 0], '@fast @connection', echo),
   spec('info', -1, 'loading stale', [0, 0, 0], '@slow @dangerous', info),
   spec('dbsize', 1, 'readonly fast', [0, 0, 0], '@keyspace @read @fast', dbsize),
+  spec('scan', -2, 'readonly', [0, 0, 0], '@keyspace @read @slow', scan),
   spec('select', 2, 'loading stale fast', [0, 0, 0], '@fast @connection', select),
   spec('command', -1, 'loading stale', [0, 0, 0], '@slow @connection', command),
   spec('config', -2, 'admin noscript loading stale', [0, 0, 0], '@admin @slow @dangerous', config),
@@ -577,8 +647,8 @@ function commandTable(): CommandTableReplies {
 }
 
 /**
- * Redis's glob (`stringmatchlen`, case-insensitive as CONFIG GET uses it): `*`, `?`, `[abc]`,
- * `[a-z]`, `[^…]` and `\` escapes. Pattern and text are lowercase already.
+ * Redis's glob (`stringmatchlen`): `*`, `?`, `[abc]`, `[a-z]`, `[^…]` and `\` escapes,
+ * case-sensitive (CONFIG GET lowercases both sides first; SCAN's MATCH does not).
  */
 export function globMatch(pattern: string, text: string): boolean {
   let p = 0;

@@ -7,7 +7,8 @@
  * and queueing are exercised exactly as behind the real store.
  */
 
-import type { InfoFields, KvBackend, KvBackendInfo, SetCondition } from './backend.ts';
+import type { InfoFields, KvBackend, KvBackendInfo, KvScanPage, SetCondition } from './backend.ts';
+import { ScanCursors } from './scan-cursors.ts';
 
 /** Options of `MemoryKvBackend`. */
 export interface MemoryKvBackendOptions {
@@ -25,6 +26,7 @@ export class MemoryKvBackend implements KvBackend {
   readonly #entries = new Map<string, Buffer>();
   readonly #role: KvBackendInfo['role'];
   readonly #ipipe: InfoFields;
+  readonly #cursors = new ScanCursors();
 
   constructor(options: MemoryKvBackendOptions = {}) {
     this.#role = options.role ?? 'standalone';
@@ -71,6 +73,21 @@ export class MemoryKvBackend implements KvBackend {
 
   dbsize(): Promise<number> {
     return Promise.resolve(this.#entries.size);
+  }
+
+  /**
+   * SCAN: `count` keys from the cursor's key in byte order (a sort of every key per page: a test
+   * backend); keys written meanwhile behind the cursor are not seen, as with any ordered scan.
+   */
+  scan(cursor: string, count: number): Promise<KvScanPage> {
+    const from = Buffer.from(this.#cursors.resume(cursor)).toString('latin1');
+    const names = [...this.#entries.keys()].filter((name) => name >= from).sort();
+    const page = names.slice(0, count);
+    const next = names[count];
+    return Promise.resolve({
+      cursor: this.#cursors.open(next === undefined ? null : Buffer.from(next, 'latin1')),
+      keys: page.map((name) => Buffer.from(name, 'latin1')),
+    });
   }
 
   info(): Promise<KvBackendInfo> {

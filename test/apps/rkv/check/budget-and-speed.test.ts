@@ -43,6 +43,7 @@ function generateHistory(seed: number, opCount: number, clients: number, keys: n
   const history: KvHistoryOp[] = [];
   for (const { op, returnAt } of [...pending].sort((a, b) => a.point - b.point)) {
     const input = op.input;
+    if (input.op === 'scan') continue;
     let output: KvOutput;
     if (input.op === 'get') output = { op: 'get', value: state.get(input.key) ?? null };
     else if (input.op === 'put') {

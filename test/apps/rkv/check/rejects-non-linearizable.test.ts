@@ -95,3 +95,97 @@ test('the counterexample description names the operations', () => {
   assert.match(text, /not linearizable: partition key "x"/);
   assert.match(text, /client 2 \[20, 30\] get\(x\) → null/);
 });
+
+const scan = (start: string, end: string | null, limit = 10) => ({ op: 'scan', start, end, limit }) as const;
+const page = (pairs: [string, string][], next: string | null = null) =>
+  ({ op: 'scan', pairs, next }) as const;
+
+test('a scan page missing a key written before it is rejected', () => {
+  assertRejected([
+    ok(1, put('x', 'a'), putOk, 0, 5),
+    ok(1, put('y', 'b'), putOk, 10, 15),
+    ok(2, scan('a', null), page([['y', 'b']]), 20, 25),
+  ]);
+});
+
+test('two scans that each see one of two concurrent writes, not the other, are rejected', () => {
+  // Per key each is fine (x: scan 2, put x, scan 1; y: scan 1, put y, scan 2), but no one order of
+  // the four holds both: the scans join x and y into one part, and there it fails.
+  assertRejected(
+    [
+      ok(1, put('x', 'a'), putOk, 0, 10),
+      ok(2, put('y', 'b'), putOk, 0, 10),
+      ok(3, scan('a', 'z'), page([['x', 'a']]), 1, 9),
+      ok(4, scan('a', 'z'), page([['y', 'b']]), 1, 9),
+    ],
+    'keys "x", "y"',
+  );
+});
+
+test('a scan page out of key order, over its limit, or with a key outside the range it covers is rejected', () => {
+  const writes = [ok(1, put('x', 'a'), putOk, 0, 5), ok(1, put('y', 'b'), putOk, 6, 8)];
+  assertRejected([
+    ...writes,
+    ok(
+      2,
+      scan('a', null),
+      page([
+        ['y', 'b'],
+        ['x', 'a'],
+      ]),
+      10,
+      11,
+    ),
+  ]);
+  assertRejected([
+    ...writes,
+    ok(
+      2,
+      scan('a', null, 1),
+      page([
+        ['x', 'a'],
+        ['y', 'b'],
+      ]),
+      10,
+      11,
+    ),
+  ]);
+  // The page says it covers [a, y): y is not in it.
+  assertRejected([
+    ...writes,
+    ok(
+      2,
+      scan('a', null),
+      page(
+        [
+          ['x', 'a'],
+          ['y', 'b'],
+        ],
+        'y',
+      ),
+      10,
+      11,
+    ),
+  ]);
+});
+
+test('a linearizable history with scan pages is accepted (the rejections above are not the checker refusing scans)', () => {
+  const result = checkLinearizability(kvModel, [
+    ok(1, put('x', 'a'), putOk, 0, 10),
+    ok(2, put('y', 'b'), putOk, 0, 10),
+    ok(3, scan('a', 'z'), page([['x', 'a']]), 1, 9),
+    ok(
+      4,
+      scan('a', 'z'),
+      page([
+        ['x', 'a'],
+        ['y', 'b'],
+      ]),
+      1,
+      9,
+    ),
+    ok(3, scan('a', 'z', 1), page([['x', 'a']], 'y'), 11, 12),
+    ok(3, scan('y', 'z', 1), page([['y', 'b']]), 13, 14),
+  ]);
+  assert.equal(result.verdict, 'linearizable', describeCheckResult(kvModel, result));
+});

@@ -7,7 +7,11 @@
  * its own keys; INFO names each shard's leader), shard 0's memtable flushes at its share of the NIC
  * memory, the node leading shard 0 is SIGKILLed mid-load, started again on its files and set up in
  * every shard, another node is killed as well — so each shard's majority needs the restarted
- * replica — and every acknowledged SET reads back with its value.
+ * replica — and every acknowledged SET reads back with its value. Then SCAN (RkvActorClient.scan,
+ * scanAll): after deletes of a flushed key and a memtable key, a scan of everything, page by page
+ * over both shards, returns each stored key once in byte order with its value (as MGET reads it),
+ * every acknowledged key and no deleted one; a range of 8 000-byte values comes in pages cut by
+ * bytes; RESP SCAN (cursor pages, MATCH) through the front lists the same keys.
  */
 
 import assert from 'node:assert/strict';
@@ -35,6 +39,7 @@ const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor shards seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 const sleep = (ms: number) => new Promise((wake) => setTimeout(wake, ms));
 const nodes = (count: number) =>
   Array.from({ length: count }, (_, id) => ({ id, address: '127.0.0.1', port: 30_000 + id }));
@@ -223,6 +228,16 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
       );
       acknowledged.set(`again:${key}`, 'yes');
     }
+    // Deletes: a big key (on shard 0's SSTables) and a small one (in a memtable, or flushed too).
+    const deleted = [
+      bigKeys.find((k) => acknowledged.has(k)),
+      [...acknowledged.keys()].find((k) => k.startsWith('w')),
+    ];
+    for (const key of deleted) {
+      assert.ok(key !== undefined);
+      assert.equal(await probe.command('DEL', key), 1, `DEL ${key}`);
+      acknowledged.delete(key);
+    }
     const keys = [...acknowledged.keys()];
     const values = (await probe.command('MGET', ...keys)) as (string | null)[];
     assert.deepEqual(
@@ -230,10 +245,57 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
       keys.map((key) => acknowledged.get(key)),
       'every acknowledged SET reads back, in the order of the MGET',
     );
+
+    // SCAN everything, 7 pairs a page over both shards: each key once, in byte order, as MGET has it.
+    const scanner = connection.client(900);
+    const scanned: [string, string][] = [];
+    for await (const pair of scanner.scanAll(new Uint8Array(0), undefined, { limit: 7, giveUpMs: 20_000 }))
+      scanned.push([decoder.decode(pair.key), decoder.decode(pair.value)]);
+    const scannedKeys = scanned.map(([key]) => key);
+    assert.deepEqual(
+      scannedKeys,
+      [...scannedKeys].sort((a, b) => Buffer.compare(encoder.encode(a), encoder.encode(b))),
+      'key order',
+    );
+    assert.equal(new Set(scannedKeys).size, scannedKeys.length, 'each key once');
+    for (const key of deleted)
+      assert.ok(!scannedKeys.includes(key as string), `deleted ${key} is not scanned`);
+    for (const [key, value] of acknowledged) {
+      const found = scanned.find(([k]) => k === key);
+      assert.equal(found?.[1], value, `acknowledged ${key} is scanned with its value`);
+    }
+    const reread = (await probe.command('MGET', ...scannedKeys)) as (string | null)[];
+    assert.deepEqual(
+      reread,
+      scanned.map(([, value]) => value),
+      'every scanned pair is what MGET reads',
+    );
+    // A range of 8 000-byte values: pages cut by bytes (48 KiB: six of them), the next key named.
+    const bigLive = bigKeys.filter((k) => acknowledged.has(k)).sort();
+    const first = await scanner.scan(encoder.encode('big:'), encoder.encode('big;'), { limit: 100 });
+    assert.deepEqual(
+      first.pairs.map((pair) => decoder.decode(pair.key)),
+      bigLive.slice(0, 6),
+      'a page holds six 8 000-byte values',
+    );
+    assert.equal(first.next === null ? null : decoder.decode(first.next), bigLive[6] ?? null);
+    // RESP SCAN through the same front (opaque cursors): the same keys, and MATCH big:*.
+    const respScan = async (...options: string[]): Promise<string[]> => {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const reply = (await probe.command('SCAN', cursor, ...options)) as [string, string[]];
+        keys.push(...reply[1]);
+        cursor = reply[0];
+      } while (cursor !== '0');
+      return keys;
+    };
+    assert.deepEqual(await respScan('COUNT', '5'), scannedKeys, 'SCAN COUNT 5 lists what scanAll did');
+    assert.deepEqual(await respScan('MATCH', 'big:*', 'COUNT', '1000'), bigLive);
     process.stderr.write(
       `shards: ${JSON.stringify(perShard)} acknowledged keys per shard after 1 s; killed node ${victim} (shard 0's leader), ` +
         `both shards served ${failoverMs.toFixed(0)} ms later; restarted it, killed node ${second}; ` +
-        `${keys.length} acknowledged keys read back\n`,
+        `${keys.length} acknowledged keys read back; ${scanned.length} pairs scanned\n`,
     );
   } finally {
     for (const resp of resps) resp.close();

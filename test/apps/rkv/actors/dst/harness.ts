@@ -9,7 +9,9 @@
  * are as before; a delete's answer says whether the key existed and is checked like a read,
  * except DEL_UNKNOWN — a retry of an applied delete at a replica that did not answer it first —
  * which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try
- * the next replica. Optionally the consensus and memtable actors of random replicas are
+ * the next replica. With `scans`, some reads are one SCAN page of a random range of the keys (a
+ * small random limit, so pages end early and name their next key), checked by the KV model as a
+ * read of every key of the range the page covers. Optionally the consensus and memtable actors of random replicas are
  * force-migrated NIC↔host mid-run.
  *
  * Node crash and restart: every replica has a durable log on its host (log-actor.ts). The nemesis
@@ -48,6 +50,7 @@ import {
   NO_LEADER,
   type RkvMessage,
   rkvKey,
+  rkvKeyIndex,
 } from '../../../../../src/apps/rkv/actors/messages.ts';
 import {
   crashReplica,
@@ -86,6 +89,14 @@ const VERIFIER_CLIENT_ID = 1000;
 const DELETE_FRACTION = 0.25;
 /** With `conditionals`, the share of puts that are conditional. */
 const CONDITIONAL_FRACTION = 0.35;
+/** With `scans`, the share of reads that are a SCAN page. */
+const SCAN_FRACTION = 0.4;
+/**
+ * With `scans`, the memtable's flush limit: a few distinct keys fill it (an overwrite does not grow
+ * it), so keys live on the disk, in a frozen memtable in flight and in the active one at once and
+ * pages merge all three. At the default 1024 bytes the 2–6 keys never flush.
+ */
+const SCAN_MEMTABLE_LIMIT_BYTES = 100;
 /** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
 const KEY_BASE = 100;
 /** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
@@ -118,6 +129,11 @@ export interface ActorDstOptions {
    * drawn from a stream of their own (the other draws stay as they were).
    */
   readonly conditionals?: boolean;
+  /**
+   * SCAN pages among the reads (about two in five), drawn from a stream of their own (the other
+   * draws stay as they were).
+   */
+  readonly scans?: boolean;
   readonly trace?: (line: string) => void;
 }
 
@@ -158,6 +174,10 @@ export interface ActorDstStats {
   /** Conditional puts acknowledged: written, and not written (Redis's nil). */
   conditionalWritten: number;
   conditionalNotWritten: number;
+  /** SCAN pages answered, the pairs they held, and those that ended early (named a next key). */
+  scans: number;
+  scanPairs: number;
+  scansCut: number;
   /** The largest number of log records any replica held at the end. */
   maxLogRecords: number;
   events: number;
@@ -193,6 +213,7 @@ export function reproduceActorDst(options: Omit<ActorDstOptions, 'trace'>): stri
   if (options.laggards === true) vars.push('RKV_ACTOR_DST_LAGGARDS=1');
   if (options.preVote === true) vars.push('RKV_ACTOR_DST_PRE_VOTE=1');
   if (options.conditionals === true) vars.push('RKV_ACTOR_DST_CONDITIONALS=1');
+  if (options.scans === true) vars.push('RKV_ACTOR_DST_SCANS=1');
   return `${vars.join(' ')} RKV_ACTOR_DST_TRACE=1 npx tsx --test test/apps/rkv/actors/dst/replay.test.ts`;
 }
 
@@ -239,6 +260,9 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     deletes: 0,
     conditionalWritten: 0,
     conditionalNotWritten: 0,
+    scans: 0,
+    scanPairs: 0,
+    scansCut: 0,
     deletesUnknown: 0,
     maxLogRecords: 0,
     events: 0,
@@ -276,7 +300,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     deployment = deployRkvOnSimCluster(cluster, {
       baseKeys: 0,
       valueBytes: 16,
-      memtableLimitBytes: 1024,
+      memtableLimitBytes: options.scans === true ? SCAN_MEMTABLE_LIMIT_BYTES : 1024,
       level0Trigger: 3,
       durableLog: true,
       consensus: {
@@ -334,6 +358,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       readonly deletes: Random;
       /** Whether a put is conditional (option `conditionals`): a stream of its own as well. */
       readonly conditionals: Random;
+      /** Whether a read is a scan page (option `scans`), and its range: a stream of its own. */
+      readonly scans: Random;
     }
     const attemptOp = (client: Client, op: PendingOp, stopAt: number, onDone: () => void): void => {
       if (op.done) return;
@@ -349,11 +375,31 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           (answer.type === 'put-ok' ||
             answer.type === 'value' ||
             answer.type === 'del-ok' ||
-            answer.type === 'cond-ok')
+            answer.type === 'cond-ok' ||
+            answer.type === 'scan-page')
         ) {
           op.done = true;
           const returnAt = kernel.now();
-          if (op.input.op === 'cput') {
+          if (answer.type === 'scan-page') {
+            stats.scans++;
+            stats.scanPairs += answer.pairs.length;
+            if (!answer.done) stats.scansCut++;
+            history.push({
+              clientId: op.clientId,
+              input: op.input,
+              callAt: op.callAt,
+              status: 'ok',
+              output: {
+                op: 'scan',
+                pairs: answer.pairs.map((pair) => [
+                  String(rkvKeyIndex(pair.key)),
+                  decoder.decode(pair.value),
+                ]),
+                next: answer.done ? null : String(rkvKeyIndex(answer.next)),
+              },
+              returnAt,
+            });
+          } else if (op.input.op === 'cput') {
             const written = answer.type === 'put-ok' || (answer.type === 'cond-ok' && answer.written);
             if (written) stats.conditionalWritten++;
             else stats.conditionalNotWritten++;
@@ -457,6 +503,18 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             value: encoder.encode(value),
           };
         }
+      } else if (options.scans === true && client.scans.chance(SCAN_FRACTION)) {
+        const from = KEY_BASE + client.scans.int(0, keys);
+        const to = client.scans.chance(0.3) ? undefined : from + client.scans.int(1, keys + 1);
+        const limit = client.scans.int(1, 4);
+        input = { op: 'scan', start: String(from), end: to === undefined ? null : String(to), limit };
+        message = {
+          type: 'scan',
+          start: rkvKey(from),
+          end: to === undefined ? new Uint8Array(0) : rkvKey(to),
+          limit,
+          maxBytes: 0,
+        };
       } else {
         input = { op: 'get', key };
         message = { type: 'get', key: keyBytes };
@@ -485,6 +543,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         getFraction: clientRandom.chance(0.3) ? 1 : 0.3 + clientRandom.next() * 0.6,
         deletes: clientRandom.fork(`d${c}`),
         conditionals: clientRandom.fork(`x${c}`),
+        scans: clientRandom.fork(`s${c}`),
       };
       kernel.after(client.random.int(0, 200) * US, () => nextOp(client));
     }
@@ -619,6 +678,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       getFraction: 1,
       deletes: random.fork('verifier-deletes'),
       conditionals: random.fork('verifier-conditionals'),
+      scans: random.fork('verifier-scans'),
     };
     const verifyEnd = kernel.now() + VERIFY_NS;
     let keyIndex = 0;
@@ -643,7 +703,12 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     readNext();
     kernel.run({ untilNs: verifyEnd });
     for (const op of history) {
-      if (op.clientId === VERIFIER_CLIENT_ID && op.status === 'ok' && op.output.op === 'get') {
+      if (
+        op.clientId === VERIFIER_CLIENT_ID &&
+        op.status === 'ok' &&
+        op.output.op === 'get' &&
+        op.input.op === 'get'
+      ) {
         finals.set(op.input.key, op.output.value);
       }
     }
@@ -750,11 +815,14 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
 }
 
 function describe(input: KvInput): string {
+  if (input.op === 'scan') return `scan([${input.start}, ${input.end ?? '∞'}), limit ${input.limit})`;
   if (input.op === 'cput') return `put-${input.condition}(${input.key}, ${input.value})`;
   return input.op === 'put' ? `put(${input.key}, ${input.value})` : `${input.op}(${input.key})`;
 }
 
 function describeAnswer(answer: RkvMessage): string {
+  if (answer.type === 'scan-page')
+    return `${answer.pairs.map((pair) => `${rkvKeyIndex(pair.key)}=${decoder.decode(pair.value)}`).join(' ')}${answer.done ? ' done' : ` next ${rkvKeyIndex(answer.next)}`}`;
   if (answer.type === 'value') return answer.found ? decoder.decode(answer.value) : 'null';
   if (answer.type === 'del-ok') return ['absent', 'existed', 'unknown (retry)'][answer.existed] ?? 'del-ok';
   return answer.type;

@@ -2,7 +2,7 @@
  * Replays one DST run of the consensus actor, as a failing seed's reproduce command asks:
  *   RKV_ACTOR_DST_SEED=<n> [RKV_ACTOR_DST_REPLICAS=3|5] [RKV_ACTOR_DST_MIGRATE=1]
  *   [RKV_ACTOR_DST_UNSAFE=<mask>] [RKV_ACTOR_DST_MAX_LOG=<n>] [RKV_ACTOR_DST_CRASHES=0]
- *   [RKV_ACTOR_DST_LAGGARDS=1] [RKV_ACTOR_DST_PRE_VOTE=1] [RKV_ACTOR_DST_CONDITIONALS=1]
+ *   [RKV_ACTOR_DST_LAGGARDS=1] [RKV_ACTOR_DST_PRE_VOTE=1] [RKV_ACTOR_DST_CONDITIONALS=1] [RKV_ACTOR_DST_SCANS=1]
  *   [RKV_ACTOR_DST_TRACE=1]
  *   npx tsx --test test/apps/rkv/actors/dst/replay.test.ts
  * Without RKV_ACTOR_DST_SEED it replays seed 1 (so the file is a quick smoke test in CI).
@@ -36,6 +36,7 @@ test('replay one consensus-actor DST seed', (t) => {
     ...(env['RKV_ACTOR_DST_LAGGARDS'] === '1' ? { laggards: true } : {}),
     ...(env['RKV_ACTOR_DST_PRE_VOTE'] === '1' ? { preVote: true } : {}),
     ...(env['RKV_ACTOR_DST_CONDITIONALS'] === '1' ? { conditionals: true } : {}),
+    ...(env['RKV_ACTOR_DST_SCANS'] === '1' ? { scans: true } : {}),
     ...(env['RKV_ACTOR_DST_TRACE'] === '1' ? { trace: (line: string) => console.log(line) } : {}),
   };
   const result = runActorDst(options);

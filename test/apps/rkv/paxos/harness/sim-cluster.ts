@@ -187,10 +187,13 @@ export function reproduceCommand(options: Omit<DstOptions, 'trace'>): string {
 export function findLostWrite(history: readonly KvHistoryOp[], finalReader: number): string | null {
   const finals = history.filter((op) => op.clientId === finalReader && op.status === 'ok');
   for (const final of finals) {
-    if (final.status !== 'ok' || final.output.op !== 'get') continue;
+    if (final.status !== 'ok' || final.output.op !== 'get' || final.input.op !== 'get') continue;
     const key = final.input.key;
     const value = final.output.value;
-    const writes = history.filter((op) => op.input.key === key && op.input.op !== 'get');
+    // Scans and gets write nothing.
+    const writes = history.filter(
+      (op) => op.input.op !== 'scan' && op.input.op !== 'get' && op.input.key === key,
+    );
     // A conditional put answered not-written wrote nothing: it follows no write.
     const acknowledged = writes.filter(
       (op) => op.status === 'ok' && !(op.output.op === 'cput' && !op.output.written),
@@ -277,7 +280,7 @@ interface SimNode {
 }
 
 /** What this harness's replicated state machine runs: no conditional puts (RKV's actors have them). */
-type HarnessInput = Exclude<KvInput, { readonly op: 'cput' }>;
+type HarnessInput = Exclude<KvInput, { readonly op: 'cput' } | { readonly op: 'scan' }>;
 
 interface PendingOp {
   readonly seq: number;
