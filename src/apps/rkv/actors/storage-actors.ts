@@ -191,10 +191,13 @@ function sendFlushPiece(
 }
 
 /**
- * Applies a committed delete: a tombstone at `slot`. The waiting client (the leader's) is told
- * whether the key held a value just before: from the memtable when it holds the key (a value or a
- * tombstone), else from the SSTable reader by a probe — the flush hold in maybeFlush keeps the
- * disk at its pre-delete state until the probe is answered.
+ * Applies a committed delete: a tombstone at `slot`. Whether the key held a value just before is
+ * decided here on every replica that applies the delete under a session (`clientId` > 0; see
+ * "Deletes" in the header): from the memtable when it holds the key (a value or a tombstone), else
+ * from the SSTable reader by a probe — the flush hold in maybeFlush keeps the disk at its
+ * pre-delete state until the probe is answered. The answer goes to the waiting client (the
+ * leader's, `origin`) and is remembered for a retry; a rebuild's delete (no session, nobody waits)
+ * decides nothing.
  */
 function memtableDelete(
   ctx: RkvContext,
@@ -209,8 +212,9 @@ function memtableDelete(
   origin: Uint8Array,
 ): void {
   const { slot, key } = command;
+  const decides = origin.length > 0 || command.clientId > 0;
   let held: boolean | undefined;
-  if (origin.length > 0) {
+  if (decides) {
     for (const root of [ctx.root('active'), ctx.root('frozen')]) {
       if (root === undefined) continue;
       const entry = DmoMemtable.open(ctx.dmo, root).get(key);
@@ -220,18 +224,21 @@ function memtableDelete(
     }
   }
   active.delete(key, slot);
-  if (origin.length === 0) return;
+  if (!decides) return;
   if (held !== undefined) {
-    answerDelete(ctx, command.clientId, command.seq, slot, held, origin);
+    decideDelete(ctx, command.clientId, command.seq, slot, held, origin);
     return;
   }
   const reader = rkvRef(ctx, setup.sstable);
   if (reader === undefined) {
-    answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
+    if (origin.length > 0)
+      answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
     return;
   }
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
   meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  // A retry that comes (del-again) before the probe's answer waits for it (see `waitingRetries`).
+  if (command.clientId > 0) waitingRetries(ctx).setString(waitingKey(command.clientId, command.seq), EMPTY);
   ctx.send(
     reader,
     { type: 'probe', slot, clientId: command.clientId, seq: command.seq, key, origin },
@@ -240,10 +247,54 @@ function memtableDelete(
 }
 
 /**
- * Answers a delete's client and remembers the answer as the client's last (`answers`: clientId →
- * 2·seq + existed), for a retry that finds the delete already applied (`del-again`).
+ * Retries of deletes whose probe is still out: "clientId:seq" → the retries' origins, each as
+ * [u32 length][origin] (little-endian); an entry exists from the probe's send to its answer, so a
+ * `del-again` that finds none and no remembered answer has no answer coming. Created on first use:
+ * a memtable that never probes for a session (the offload experiment) keeps its DMO layout.
  */
-function answerDelete(
+function waitingRetries(ctx: RkvContext): DmoHashMap {
+  const root = ctx.root('waiting');
+  if (root !== undefined) return DmoHashMap.open(ctx.dmo, root);
+  const map = DmoHashMap.create(ctx.dmo);
+  ctx.setRoot('waiting', map.rootId);
+  return map;
+}
+
+function waitingKey(clientId: number, seq: number): string {
+  return `${clientId}:${seq}`;
+}
+
+/** Queues a retry's origin behind its delete's probe. */
+function addWaiting(map: DmoHashMap, key: string, origin: Uint8Array, queued: Uint8Array): void {
+  const bytes = new Uint8Array(queued.length + 4 + origin.length);
+  bytes.set(queued, 0);
+  new DataView(bytes.buffer).setUint32(queued.length, origin.length, true);
+  bytes.set(origin, queued.length + 4);
+  map.setString(key, bytes);
+}
+
+/** Answers every retry queued behind session (clientId, seq)'s probe with `existed`, and forgets them. */
+function answerWaiting(ctx: RkvContext, clientId: number, seq: number, existed: number): void {
+  if (clientId <= 0 || ctx.root('waiting') === undefined) return;
+  const map = waitingRetries(ctx);
+  const key = waitingKey(clientId, seq);
+  const queued = map.getString(key);
+  if (queued === undefined) return;
+  map.deleteString(key);
+  const view = new DataView(queued.buffer, queued.byteOffset, queued.byteLength);
+  for (let at = 0; at + 4 <= queued.length; ) {
+    const length = view.getUint32(at, true);
+    answerOrigin(ctx, queued.subarray(at + 4, at + 4 + length), { type: 'del-ok', slot: 0, existed });
+    at += 4 + length;
+  }
+}
+
+/**
+ * A delete decided: the client's answer remembered (`answers`: clientId → 2·seq + existed, unless
+ * a later delete of the client's is already there), the waiting client (if any) answered, and any
+ * retries queued behind the probe too.
+ */
+function decideDelete(
   ctx: RkvContext,
   clientId: number,
   seq: number,
@@ -251,20 +302,37 @@ function answerDelete(
   existed: boolean,
   origin: Uint8Array,
 ): void {
-  if (clientId > 0)
-    DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).set(clientId, 2 * seq + (existed ? 1 : 0));
-  answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: existed ? DEL_EXISTED : DEL_ABSENT });
+  const code = existed ? DEL_EXISTED : DEL_ABSENT;
+  if (clientId > 0) {
+    const answers = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers'));
+    const last = answers.get(clientId);
+    // Probes may be answered out of order (the reader is not exclusive): keep the newest.
+    if (last === undefined || Math.floor(last / 2) <= seq) answers.set(clientId, 2 * seq + code);
+    answerWaiting(ctx, clientId, seq, code);
+  }
+  if (origin.length > 0) answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: code });
 }
 
-/** A retry of an applied delete: the remembered answer, or DEL_UNKNOWN (see `del-again`). */
+/**
+ * A retry of an applied delete: the remembered answer; while this memtable's probe for it is out,
+ * queued until the probe's answer; DEL_UNKNOWN when no answer is here or coming (see `del-again`).
+ */
 function answerAgain(ctx: RkvContext, message: RkvMsg<'del-again'>): void {
   const answer = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).get(message.clientId);
-  const known = answer !== undefined && Math.floor(answer / 2) === message.seq;
-  answerOrigin(ctx, message.origin, {
-    type: 'del-ok',
-    slot: 0,
-    existed: known ? (answer % 2 === 1 ? DEL_EXISTED : DEL_ABSENT) : DEL_UNKNOWN,
-  });
+  if (answer !== undefined && Math.floor(answer / 2) === message.seq) {
+    answerOrigin(ctx, message.origin, { type: 'del-ok', slot: 0, existed: answer % 2 });
+    return;
+  }
+  if (ctx.root('waiting') !== undefined) {
+    const map = waitingRetries(ctx);
+    const key = waitingKey(message.clientId, message.seq);
+    const queued = map.getString(key);
+    if (queued !== undefined) {
+      addWaiting(map, key, message.origin, queued);
+      return;
+    }
+  }
+  answerOrigin(ctx, message.origin, { type: 'del-ok', slot: 0, existed: DEL_UNKNOWN });
 }
 
 function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
@@ -425,9 +493,14 @@ export const rkvMemtable = defineActor({
         return maybeFlush(ctx, setup, active);
       case 'probed': {
         releaseHold(ctx);
-        // No origin: the reader could not answer (and told the client so).
-        if (message.origin.length > 0)
-          answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
+        if (message.existed === DEL_UNKNOWN) {
+          // The reader could not read the disk (and told the waiting client so): nothing to
+          // remember; retries queued behind the probe learn that the delete took effect.
+          answerWaiting(ctx, message.clientId, message.seq, DEL_UNKNOWN);
+        } else {
+          const existed = message.existed === DEL_EXISTED;
+          decideDelete(ctx, message.clientId, message.seq, message.slot, existed, message.origin);
+        }
         return maybeFlush(ctx, setup, active);
       }
       case 'flushed': {
@@ -493,7 +566,7 @@ export const rkvSstableReader = defineActor({
             slot: message.slot,
             clientId: message.clientId,
             seq: message.seq,
-            existed: false,
+            existed: DEL_UNKNOWN,
             origin: EMPTY,
           });
       } else if (ctx.origin.kind !== 'none') ctx.reply(refused);
@@ -507,7 +580,7 @@ export const rkvSstableReader = defineActor({
         slot: message.slot,
         clientId: message.clientId,
         seq: message.seq,
-        existed: found !== undefined,
+        existed: found !== undefined ? DEL_EXISTED : DEL_ABSENT,
         origin: message.origin,
       });
       return;
@@ -599,9 +672,12 @@ function memtableWork(message: RkvMessage): HandlerWork {
     case 'apply': {
       const bytes =
         message.type === 'apply' ? message.key.length + message.value.length : 2 * message.key.length;
-      // A delete someone waits for first looks the key up in the memtables (`existed`).
+      // A delete under a session (every replica's) or one someone waits for first looks the key
+      // up in the memtables (`existed`); a miss costs the SSTable reader a probe (sstableWork).
       const lookup =
-        message.type === 'apply-del' && message.origin.length > 0 ? SKIPLIST_SEARCH_INSTRUCTIONS : 0;
+        message.type === 'apply-del' && (message.origin.length > 0 || message.clientId > 0)
+          ? SKIPLIST_SEARCH_INSTRUCTIONS
+          : 0;
       return {
         ...base,
         instructions:
