@@ -7,8 +7,9 @@
  * timeouts and retries (a retried put or delete keeps its clientId and seq: exactly-once; about a
  * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
  * are as before; a delete's answer says whether the key existed and is checked like a read,
- * except DEL_UNKNOWN — a retry of an applied delete at a replica that did not answer it first —
- * which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try
+ * except DEL_UNKNOWN — a retry of an applied delete at a replica restarted during the run (it
+ * remembers no delete it only follows) or that installed a snapshot since the call; counted, and
+ * in `deletesUnknownUnexplained` when neither excuse holds — which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try
  * the next replica. Optionally the consensus and memtable actors of random replicas are
  * force-migrated NIC↔host mid-run.
  *
@@ -155,6 +156,12 @@ export interface ActorDstStats {
   /** Deletes acknowledged (existed or not), and those answered DEL_UNKNOWN (a retry of an applied one). */
   deletes: number;
   deletesUnknown: number;
+  /**
+   * DEL_UNKNOWN answers by a replica that was never restarted in the run and installed no snapshot
+   * since the delete was called: every replica decides and remembers a delete's answer when it applies it
+   * (storage-actors.ts "Deletes"), so these must be 0.
+   */
+  deletesUnknownUnexplained: number;
   /** Conditional puts acknowledged: written, and not written (Redis's nil). */
   conditionalWritten: number;
   conditionalNotWritten: number;
@@ -201,6 +208,8 @@ interface PendingOp {
   readonly input: KvInput;
   readonly message: RkvMessage;
   readonly callAt: number;
+  /** Each replica's snapshot installs when the op was called (a DEL_UNKNOWN's excuse, see stats). */
+  readonly installsAtCall: readonly number[];
   attempt: number;
   done: boolean;
 }
@@ -240,6 +249,7 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     conditionalWritten: 0,
     conditionalNotWritten: 0,
     deletesUnknown: 0,
+    deletesUnknownUnexplained: 0,
     maxLogRecords: 0,
     events: 0,
   };
@@ -297,6 +307,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     const endNs = startNs + WORKLOAD_NS;
     const keys = random.fork('keys').int(2, 6);
     const history: KvHistoryOp[] = [];
+    /** Replicas restarted so far: their memtables remember no delete they only follow. */
+    const restarted = new Set<number>();
 
     const view = (r: number): ConsensusView | undefined => {
       if (cluster.isDown(r)) return undefined;
@@ -371,6 +383,13 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
               // It took effect (once), but its answer is not known: the checker may place it
               // anywhere after its call, as an op that timed out.
               stats.deletesUnknown++;
+              const installed = (d.logs[to]?.installs ?? 0) > (op.installsAtCall[to] ?? 0);
+              if (!restarted.has(to) && !installed) {
+                stats.deletesUnknownUnexplained++;
+                trace(
+                  `${kernel.now()} DEL_UNKNOWN from replica ${to}, never restarted, no install since the call`,
+                );
+              }
               history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
             } else {
               history.push({
@@ -466,6 +485,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         input,
         message,
         callAt: kernel.now(),
+        installsAtCall: d.logs.map((log) => log.installs),
         attempt: 0,
         done: false,
       };
@@ -566,6 +586,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           trace(`${kernel.now()} nemesis: crash ${r}${r === leader ? ' (the leader)' : ''}`);
           kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
             restartReplica(d, r);
+            restarted.add(r);
             down.delete(r);
             stats.restarts++;
             trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -595,6 +616,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             );
             kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
               restartReplica(d, r);
+              restarted.add(r);
               down.delete(r);
               stats.restarts++;
               trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -631,6 +653,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         input: { op: 'get', key },
         message: { type: 'get', key: rkvKey(Number(key)) },
         callAt: kernel.now(),
+        installsAtCall: d.logs.map((log) => log.installs),
         attempt: 0,
         done: false,
       };
