@@ -11,11 +11,14 @@
  *              probe is out: each waits for the probe and gets the decided answer
  *   restart    a replica restarted from its log remembers no delete it only followed: a retry
  *              that reaches it as the new leader gets DEL_UNKNOWN (documented), never a wrong answer
+ *   SET NX     a conditional put that wrote, retried after a fail-over, is answered from the
+ *              replicated sessions (written), not decided again (the key exists now: nil)
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ActorRef } from '../../../../src/actor/index.ts';
 import {
+  COND_NX,
   DEL_ABSENT,
   DEL_EXISTED,
   DEL_UNKNOWN,
@@ -195,3 +198,38 @@ test('a restarted replica remembers no delete it only followed: a retry there is
   assert.equal(remembered(kept), 2 * 1 + DEL_EXISTED, 'the replica that never restarted remembers it');
   assert.equal(remembered(restarted), undefined, 'the restarted replica remembers nothing');
 });
+
+test('a SET NX that wrote, its answer lost, retried after the leader crashed, answers written (not nil)', () => {
+  // The retry must not be decided again: the key exists now (its own write), so NX would say nil.
+  // The put it became is in the log under the client's session, which every replica applies, so the
+  // new leader answers from its sessions table.
+  const d = deployElecting(3, SMALL_MEMTABLE);
+  const leader = leaderOf(d);
+  const cput: RkvMessage = {
+    type: 'cput',
+    clientId: 9,
+    seq: 1,
+    key: rkvKey(40),
+    value: new Uint8Array([4]),
+    condition: COND_NX,
+  };
+  let lost: RkvMessage | undefined;
+  d.cluster.clientSend(leader, d.consensus[leader] as Ref, cput, (_id, _latency, _ok, reply) => {
+    lost = reply as RkvMessage;
+  });
+  settle(d, 500 * US);
+  assert.equal(lost?.type, 'put-ok', 'the first attempt wrote');
+  crashReplica(d, leader);
+  const next = awaitLeader(d);
+  assert.deepEqual(commitCput(d, next, cput), { type: 'cond-ok', written: true });
+  // A new SET NX of the same key (a new seq) is decided, and finds it present.
+  const again = commitCput(d, next, { ...cput, seq: 2 });
+  assert.deepEqual(again, { type: 'cond-ok', written: false });
+});
+
+function commitCput(d: RkvSimDeployment, at: number, message: RkvMessage): RkvMessage | undefined {
+  let answer: RkvMessage | undefined;
+  for (let attempt = 0; attempt < 40 && answer?.type !== 'cond-ok' && answer?.type !== 'put-ok'; attempt++)
+    answer = ask(d, at, d.consensus[at] as Ref, message, 300 * US);
+  return answer;
+}
