@@ -23,16 +23,23 @@
  *
  * Deletes (messages.ts "Deletes"): an applied delete is a tombstone in the skip list; a get that
  * meets it answers not-found without asking the SSTable reader, and a flush carries it to disk
- * (sim-disk.ts drops it at the last level). The leader's memtable answers the waiting client
- * whether the key existed at the delete's slot: it holds the key (value or tombstone) ⇒ at once;
- * else it probes the SSTable reader. The disk must still be as it was before the delete when the
- * probe reads it, so while a probe is out no flush is sent (`probesOut`): a table already in
- * flight is older than the delete and the memtable found the key in neither memtable, so whether
- * the probe sees that table or not, the answer is the same. The memtable that answers a delete
- * remembers it per client (`answers`), so a retry that finds the delete applied (`del-again` from
- * the consensus actor, FIFO behind the `apply-del`) gets the same answer; a retry that reaches
- * another replica after a fail-over, a restarted one, or one while the first's probe is still out,
- * gets DEL_UNKNOWN.
+ * (sim-disk.ts drops it at the last level). Whether the key existed at the delete's slot is
+ * decided by EVERY replica's memtable that applies the delete under a session, the same way: it
+ * holds the key (value or tombstone) ⇒ at once; else it probes its SSTable reader. The disk must
+ * still be as it was before the delete when the probe reads it, so while a probe is out no flush
+ * is sent (`probesOut`): a table already in flight is older than the delete and the memtable found
+ * the key in neither memtable, so whether the probe sees that table or not, the answer is the same.
+ * Memtable ∪ disk at slot s is the log's state at s on every replica, so every replica decides the
+ * same answer; the leader's memtable also tells the waiting client. Each memtable remembers it per
+ * client (`answers`), so a retry that finds the delete applied (`del-again` from the consensus
+ * actor, FIFO behind the `apply-del`) gets the same answer at whichever replica leads by then — a
+ * new leader after a fail-over included. A retry that arrives while this memtable's probe for it is
+ * still out is queued (`waiting`) and answered with the probe's answer, never DEL_UNKNOWN.
+ * DEL_UNKNOWN remains for a replica that has no answer: one restarted from its durable log (its
+ * consensus actor sends followed deletes with clientId 0: its disk may hold tables flushed before
+ * the crash from slots above those it re-applies, so a probe would read a later state — see
+ * consensus-actor.ts "deletes"), one that installed a snapshot (folded deletes carry no answer),
+ * and a stale retry of a client that has moved on.
  *
  * DBSIZE (messages.ts "DBSIZE"): the memtable, FIFO behind the applies (so at one point in log
  * order), counts the live keys of its active and frozen memtables (the active one shadows) and
@@ -48,8 +55,10 @@
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
  *                                             2: delete probes and key counts out at the
  *                                             SSTable reader
- *                       answers DmoNumberMap  clientId → 2·seq + existed of the last delete this
- *                                             memtable answered (a retry's `del-again`)
+ *                       answers DmoNumberMap  clientId → 2·seq + existed of the client's last
+ *                                             delete this memtable decided (a retry's `del-again`)
+ *                       waiting DmoHashMap    "clientId:seq" → queued retries' origins, while that
+ *                                             delete's probe is out (created on first use)
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
  */
 
