@@ -40,8 +40,10 @@
  *          replica restarted from a non-empty log: its disk may hold tables flushed before the
  *          crash from slots above those it re-applies (a catch-up's applies reach the memtable
  *          before the log), so a probe would read a later state; it sends a followed delete with
- *          clientId 0 and its memtable remembers nothing (a retry there gets DEL_UNKNOWN). Deletes
- *          it proposes itself are fresh slots, above anything chosen before its crash.
+ *          `probe` false, and its memtable remembers only what it decides from the memtables
+ *          (which hold every key the log's snapshot and re-applied entries wrote); a miss decides
+ *          nothing (a retry there gets DEL_UNKNOWN). Deletes it proposes itself are fresh slots,
+ *          above anything chosen before its crash, and probe as usual.
  *   lease reads: a `get` at the leader is served only while its lease holds — a majority
  *          (itself included) acknowledged a heartbeat it sent at t, lease until t + T — and once
  *          it applied a slot of its own ballot; then it goes to the memtable with the client's
@@ -276,7 +278,7 @@ const META = {
   resumes: 58,
   /**
    * 1 once this incarnation recovered a non-empty log: its disk may hold tables flushed before the
-   * crash, newer than the slots it re-applies, so its followed deletes decide nothing (see "deletes").
+   * crash, newer than the slots it re-applies, so its followed deletes do not probe (see "deletes").
    */
   diskMayBeAhead: 59,
 } as const;
@@ -943,16 +945,17 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true, budget
         }
       } else {
         // A restarted replica's disk may be ahead of this slot (see "deletes" in the header): its
-        // memtable would probe a later state, so it remembers nothing for a delete nobody here waits
-        // for. One with an origin was proposed by this incarnation: above anything flushed before.
-        const unsure = record.origin.length === 0 && state.num(META.diskMayBeAhead) === 1;
+        // memtable must not probe it for a delete nobody here waits for. One with an origin was
+        // proposed by this incarnation: above anything flushed before its crash.
+        const probe = record.origin.length > 0 || state.num(META.diskMayBeAhead) === 0;
         sendTo(ctx, state.setup.memtable, {
           type: 'apply-del',
           slot,
-          clientId: unsure ? 0 : record.clientId,
+          clientId: record.clientId,
           seq: record.seq,
           key: record.value,
           origin: record.origin,
+          probe,
         });
       }
     } else if ((!duplicate && record.key.length + record.value.length > 0) || record.origin.length > 0) {

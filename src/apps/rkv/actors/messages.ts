@@ -334,10 +334,18 @@ export const rkvMessages = messages({
    * A committed delete to the memtable (every replica, in slot order, as `apply`; rebuilds after a
    * restart or an install send `apply` with the delete's wire form instead): carries the session
    * so that every replica's memtable decides whether the key existed and remembers it for a retry
-   * that reaches it after a fail-over (`clientId` 0: nothing to remember; see consensus-actor.ts
-   * "deletes" for when a replica sends 0).
+   * that reaches it after a fail-over (`clientId` 0: nothing to remember). `probe` false: the disk
+   * may be ahead of this slot (a replica restarted from its log; see consensus-actor.ts "deletes"),
+   * so a key the memtables do not hold decides nothing for a delete nobody here waits for.
    */
-  'apply-del': { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
+  'apply-del': {
+    slot: COUNT,
+    clientId: COUNT,
+    seq: COUNT,
+    key: KEY,
+    origin: ORIGIN,
+    probe: field.bool(),
+  },
   /**
    * The consensus actor to its memtable: a retry of session (clientId, seq), already applied;
    * answer it `del-ok` with the answer the memtable decided when it applied it (every replica's

@@ -35,11 +35,11 @@
  * actor, FIFO behind the `apply-del`) gets the same answer at whichever replica leads by then — a
  * new leader after a fail-over included. A retry that arrives while this memtable's probe for it is
  * still out is queued (`waiting`) and answered with the probe's answer, never DEL_UNKNOWN.
- * DEL_UNKNOWN remains for a replica that has no answer: one restarted from its durable log (its
- * consensus actor sends followed deletes with clientId 0: its disk may hold tables flushed before
- * the crash from slots above those it re-applies, so a probe would read a later state — see
- * consensus-actor.ts "deletes"), one that installed a snapshot (folded deletes carry no answer),
- * and a stale retry of a client that has moved on.
+ * DEL_UNKNOWN remains for a replica that has no answer: one restarted from its durable log, for a
+ * followed delete of a key its memtables do not hold (its consensus actor sends those `probe`
+ * false: its disk may hold tables flushed before the crash from slots above those it re-applies,
+ * so a probe would read a later state — see consensus-actor.ts "deletes"), one that installed a
+ * snapshot (folded deletes carry no answer), and a stale retry of a client that has moved on.
  *
  * DBSIZE (messages.ts "DBSIZE"): the memtable, FIFO behind the applies (so at one point in log
  * order), counts the live keys of its active and frozen memtables (the active one shadows) and
@@ -217,6 +217,8 @@ function memtableDelete(
     readonly clientId: number;
     readonly seq: number;
     readonly key: Uint8Array;
+    /** Whether a miss may be decided by a probe of the disk (see `apply-del`). */
+    readonly probe: boolean;
   },
   origin: Uint8Array,
 ): void {
@@ -238,6 +240,7 @@ function memtableDelete(
     decideDelete(ctx, command.clientId, command.seq, slot, held, origin);
     return;
   }
+  if (!command.probe && origin.length === 0) return;
   const reader = rkvRef(ctx, setup.sstable);
   if (reader === undefined) {
     if (origin.length > 0)
@@ -468,7 +471,7 @@ export const rkvMemtable = defineActor({
       case 'apply': {
         if (isDeleteCommand(message)) {
           // A rebuild (restart, install): no session, nobody waits.
-          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value };
+          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value, probe: false };
           memtableDelete(ctx, setup, active, command, message.origin);
           return maybeFlush(ctx, setup, active);
         }

@@ -9,8 +9,9 @@
  *   absent     the key was never written                                      → absent (a probe)
  *   race       retries of one delete arriving every microsecond at the leader, some while its
  *              probe is out: each waits for the probe and gets the decided answer
- *   restart    a replica restarted from its log remembers no delete it only followed: a retry
- *              that reaches it as the new leader gets DEL_UNKNOWN (documented), never a wrong answer
+ *   restart    a replica restarted from its log decides a delete it only follows from its
+ *              memtables (a hit), never by a probe of a disk that may be ahead: a miss there leaves
+ *              a retry DEL_UNKNOWN (documented), never a wrong answer
  *   SET NX     a conditional put that wrote, retried after a fail-over, is answered from the
  *              replicated sessions (written), not decided again (the key exists now: nil)
  */
@@ -176,7 +177,7 @@ test('retries that reach the leader while its probe is out wait for the probe: a
   assert.deepEqual(counts, [0, 150, 0, 0], 'absent, existed, unknown, other');
 });
 
-test('a restarted replica remembers no delete it only followed: a retry there is DEL_UNKNOWN, not a guess', () => {
+test('a restarted replica decides followed deletes from its memtables only: a miss there is DEL_UNKNOWN, not a guess', () => {
   const d = deployElecting(3, SMALL_MEMTABLE);
   const first = leaderOf(d);
   const restarted = (first + 1) % 3;
@@ -187,16 +188,21 @@ test('a restarted replica remembers no delete it only followed: a retry there is
   restartReplica(d, restarted);
   settle(d, 2 * MS);
   assert.equal(view(d, restarted).recovered, 1, 'it recovered a non-empty log');
-  const remembered = (r: number): number | undefined => {
+  const remembered = (r: number, clientId: number): number | undefined => {
     const instance = d.cluster.node(r).instance(d.memtables[r]!.id);
-    return DmoNumberMap.open(instance.heap, instance.root('answers')!).get(9);
+    return DmoNumberMap.open(instance.heap, instance.root('answers')!).get(clientId);
   };
-  const { existed, answeredBy } = deleteRetriedAfterFailover(d, 5, 1);
+  // Key 5 is in every memtable (the restarted one rebuilt it from its log): decided everywhere.
+  commit(d, first, del(8, 1, 5));
+  // Key 777 was never written: a miss, which only a probe of the disk could decide.
+  const { existed, answeredBy } = deleteRetriedAfterFailover(d, 777, 1);
+  assert.equal(remembered(kept, 8), 2 * 1 + DEL_EXISTED, 'a hit: the replica that never restarted');
+  assert.equal(remembered(restarted, 8), 2 * 1 + DEL_EXISTED, 'a hit: the restarted replica too');
+  assert.equal(remembered(kept, 9), 2 * 1 + DEL_ABSENT, 'a miss: the replica that never restarted probed');
+  assert.equal(remembered(restarted, 9), undefined, 'a miss: the restarted replica did not probe');
   // Who wins the election after the crash is the timers' draw: each answer is checked as its own.
-  if (answeredBy === kept) assert.equal(existed, DEL_EXISTED, 'the replica that never restarted');
+  if (answeredBy === kept) assert.equal(existed, DEL_ABSENT, 'the replica that never restarted');
   else assert.equal(existed, DEL_UNKNOWN, 'the restarted replica');
-  assert.equal(remembered(kept), 2 * 1 + DEL_EXISTED, 'the replica that never restarted remembers it');
-  assert.equal(remembered(restarted), undefined, 'the restarted replica remembers nothing');
 });
 
 test('a SET NX that wrote, its answer lost, retried after the leader crashed, answers written (not nil)', () => {
