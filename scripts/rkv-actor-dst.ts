@@ -106,7 +106,8 @@ if (values.json) {
   process.stdout.write(
     `${seedsRun - failures.length}/${seedsRun} seed(s) passed (seeds ${from}..${from + seedsRun - 1}) in ` +
       `${elapsedMs} ms: ${totals.opsAcknowledged} acknowledged ops, ${totals.deletes} deletes ` +
-      `(${totals.deletesUnknown} answered DEL_UNKNOWN), ${totals.crashes} crashes, ${totals.partitions} partitions, ` +
+      `(${totals.deletesUnknown} answered DEL_UNKNOWN, ${totals.deletesUnknownUnexplained} without a restart or ` +
+      `install of the answering replica), ${totals.crashes} crashes, ${totals.partitions} partitions, ` +
       `${totals.transfers} snapshot installs, ${totals.scans} scan pages (${totals.scanPairs} pairs, ${totals.scansCut} cut)\n`,
   );
 }

@@ -21,7 +21,10 @@
  *   client ─del─▶ consensus(leader) … chosen as a put is …
  *          ─apply-del─▶ memtable: tombstone; k in the memtable ⇒ ─del-ok─▶ client; else ─probe─▶
  *          sstable reader ─probed─▶ memtable ─del-ok─▶ client (no flush leaves while a probe is out)
- *   retry of an applied delete: consensus ─del-again(clientId, seq)─▶ memtable ─del-ok─▶ client
+ *          followers: the same decision (memtable, else a probe), remembered, answered to nobody
+ *   retry of an applied delete (at any replica that leads by then):
+ *          consensus ─del-again(clientId, seq)─▶ memtable ─del-ok─▶ client (the remembered answer,
+ *          or once the probe still out for it is answered)
  *
  * Conditional puts (SET NX / XX) are decided by the leader before they enter the log, which only
  * ever holds the plain put they become (or nothing): every replica then applies the same effect,
@@ -333,7 +336,8 @@ export const rkvMessages = messages({
   /**
    * A delete's answer. `existed`: DEL_ABSENT, DEL_EXISTED (whether the key held a value just
    * before the delete took effect, at its slot), or DEL_UNKNOWN: a retry of a delete that had
-   * already taken effect, whose answer this replica's memtable does not hold (see `del-again`).
+   * already taken effect, whose answer this replica's memtable does not hold (see `del-again`:
+   * only after a restart or a snapshot install of the replica that answers).
    */
   'del-ok': { slot: COUNT, existed: field.u8() },
   /**
@@ -341,18 +345,33 @@ export const rkvMessages = messages({
    * memtable could not decide; answered `probed` (the memtable sends no flush meanwhile).
    */
   probe: { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
-  /** The SSTable reader's answer to a probe; `origin`: the client the memtable answers. */
-  probed: { slot: COUNT, clientId: COUNT, seq: COUNT, existed: field.bool(), origin: ORIGIN },
+  /**
+   * The SSTable reader's answer to a probe; `origin`: the client the memtable answers (empty at a
+   * follower). `existed`: DEL_ABSENT or DEL_EXISTED, or DEL_UNKNOWN when the reader could not read
+   * its disk (it told the client so; the memtable remembers nothing).
+   */
+  probed: { slot: COUNT, clientId: COUNT, seq: COUNT, existed: field.u8(), origin: ORIGIN },
   /**
    * A committed delete to the memtable (every replica, in slot order, as `apply`; rebuilds after a
    * restart or an install send `apply` with the delete's wire form instead): carries the session
-   * so the answering memtable can remember it for a retry.
+   * so that every replica's memtable decides whether the key existed and remembers it for a retry
+   * that reaches it after a fail-over (`clientId` 0: nothing to remember). `probe` false: the disk
+   * may be ahead of this slot (a replica restarted from its log; see consensus-actor.ts "deletes"),
+   * so a key the memtables do not hold decides nothing for a delete nobody here waits for.
    */
-  'apply-del': { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
+  'apply-del': {
+    slot: COUNT,
+    clientId: COUNT,
+    seq: COUNT,
+    key: KEY,
+    origin: ORIGIN,
+    probe: field.bool(),
+  },
   /**
    * The consensus actor to its memtable: a retry of session (clientId, seq), already applied;
-   * answer it `del-ok` with the answer the memtable gave it (the leader's memtable keeps each
-   * client's last), DEL_UNKNOWN when it has none (another replica answered it, or a restart).
+   * answer it `del-ok` with the answer the memtable decided when it applied it (every replica's
+   * memtable keeps each client's last), once its probe is answered if it is still out; DEL_UNKNOWN
+   * when it has none (this replica restarted or installed a snapshot since, or the client moved on).
    */
   'del-again': { clientId: COUNT, seq: COUNT, origin: ORIGIN },
 

@@ -23,16 +23,23 @@
  *
  * Deletes (messages.ts "Deletes"): an applied delete is a tombstone in the skip list; a get that
  * meets it answers not-found without asking the SSTable reader, and a flush carries it to disk
- * (sim-disk.ts drops it at the last level). The leader's memtable answers the waiting client
- * whether the key existed at the delete's slot: it holds the key (value or tombstone) ⇒ at once;
- * else it probes the SSTable reader. The disk must still be as it was before the delete when the
- * probe reads it, so while a probe is out no flush is sent (`probesOut`): a table already in
- * flight is older than the delete and the memtable found the key in neither memtable, so whether
- * the probe sees that table or not, the answer is the same. The memtable that answers a delete
- * remembers it per client (`answers`), so a retry that finds the delete applied (`del-again` from
- * the consensus actor, FIFO behind the `apply-del`) gets the same answer; a retry that reaches
- * another replica after a fail-over, a restarted one, or one while the first's probe is still out,
- * gets DEL_UNKNOWN.
+ * (sim-disk.ts drops it at the last level). Whether the key existed at the delete's slot is
+ * decided by EVERY replica's memtable that applies the delete under a session, the same way: it
+ * holds the key (value or tombstone) ⇒ at once; else it probes its SSTable reader. The disk must
+ * still be as it was before the delete when the probe reads it, so while a probe is out no flush
+ * is sent (`probesOut`): a table already in flight is older than the delete and the memtable found
+ * the key in neither memtable, so whether the probe sees that table or not, the answer is the same.
+ * Memtable ∪ disk at slot s is the log's state at s on every replica, so every replica decides the
+ * same answer; the leader's memtable also tells the waiting client. Each memtable remembers it per
+ * client (`answers`), so a retry that finds the delete applied (`del-again` from the consensus
+ * actor, FIFO behind the `apply-del`) gets the same answer at whichever replica leads by then — a
+ * new leader after a fail-over included. A retry that arrives while this memtable's probe for it is
+ * still out is queued (`waiting`) and answered with the probe's answer, never DEL_UNKNOWN.
+ * DEL_UNKNOWN remains for a replica that has no answer: one restarted from its durable log, for a
+ * followed delete of a key its memtables do not hold (its consensus actor sends those `probe`
+ * false: its disk may hold tables flushed before the crash from slots above those it re-applies,
+ * so a probe would read a later state — see consensus-actor.ts "deletes"), one that installed a
+ * snapshot (folded deletes carry no answer), and a stale retry of a client that has moved on.
  *
  * DBSIZE (messages.ts "DBSIZE"): the memtable, FIFO behind the applies (so at one point in log
  * order), counts the live keys of its active and frozen memtables (the active one shadows) and
@@ -60,8 +67,10 @@
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
  *                                             2: delete probes and key counts out at the
  *                                             SSTable reader
- *                       answers DmoNumberMap  clientId → 2·seq + existed of the last delete this
- *                                             memtable answered (a retry's `del-again`)
+ *                       answers DmoNumberMap  clientId → 2·seq + existed of the client's last
+ *                                             delete this memtable decided (a retry's `del-again`)
+ *                       waiting DmoHashMap    "clientId:seq" → queued retries' origins, while that
+ *                                             delete's probe is out (created on first use)
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
  */
 
@@ -208,10 +217,13 @@ function sendFlushPiece(
 }
 
 /**
- * Applies a committed delete: a tombstone at `slot`. The waiting client (the leader's) is told
- * whether the key held a value just before: from the memtable when it holds the key (a value or a
- * tombstone), else from the SSTable reader by a probe — the flush hold in maybeFlush keeps the
- * disk at its pre-delete state until the probe is answered.
+ * Applies a committed delete: a tombstone at `slot`. Whether the key held a value just before is
+ * decided here on every replica that applies the delete under a session (`clientId` > 0; see
+ * "Deletes" in the header): from the memtable when it holds the key (a value or a tombstone), else
+ * from the SSTable reader by a probe — the flush hold in maybeFlush keeps the disk at its
+ * pre-delete state until the probe is answered. The answer goes to the waiting client (the
+ * leader's, `origin`) and is remembered for a retry; a rebuild's delete (no session, nobody waits)
+ * decides nothing.
  */
 function memtableDelete(
   ctx: RkvContext,
@@ -222,12 +234,15 @@ function memtableDelete(
     readonly clientId: number;
     readonly seq: number;
     readonly key: Uint8Array;
+    /** Whether a miss may be decided by a probe of the disk (see `apply-del`). */
+    readonly probe: boolean;
   },
   origin: Uint8Array,
 ): void {
   const { slot, key } = command;
+  const decides = origin.length > 0 || command.clientId > 0;
   let held: boolean | undefined;
-  if (origin.length > 0) {
+  if (decides) {
     for (const root of [ctx.root('active'), ctx.root('frozen')]) {
       if (root === undefined) continue;
       const entry = DmoMemtable.open(ctx.dmo, root).get(key);
@@ -237,18 +252,22 @@ function memtableDelete(
     }
   }
   active.delete(key, slot);
-  if (origin.length === 0) return;
+  if (!decides) return;
   if (held !== undefined) {
-    answerDelete(ctx, command.clientId, command.seq, slot, held, origin);
+    decideDelete(ctx, command.clientId, command.seq, slot, held, origin);
     return;
   }
+  if (!command.probe && origin.length === 0) return;
   const reader = rkvRef(ctx, setup.sstable);
   if (reader === undefined) {
-    answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
+    if (origin.length > 0)
+      answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
     return;
   }
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
   meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  // A retry that comes (del-again) before the probe's answer waits for it (see `waitingRetries`).
+  if (command.clientId > 0) waitingRetries(ctx).setString(waitingKey(command.clientId, command.seq), EMPTY);
   ctx.send(
     reader,
     { type: 'probe', slot, clientId: command.clientId, seq: command.seq, key, origin },
@@ -257,10 +276,54 @@ function memtableDelete(
 }
 
 /**
- * Answers a delete's client and remembers the answer as the client's last (`answers`: clientId →
- * 2·seq + existed), for a retry that finds the delete already applied (`del-again`).
+ * Retries of deletes whose probe is still out: "clientId:seq" → the retries' origins, each as
+ * [u32 length][origin] (little-endian); an entry exists from the probe's send to its answer, so a
+ * `del-again` that finds none and no remembered answer has no answer coming. Created on first use:
+ * a memtable that never probes for a session (the offload experiment) keeps its DMO layout.
  */
-function answerDelete(
+function waitingRetries(ctx: RkvContext): DmoHashMap {
+  const root = ctx.root('waiting');
+  if (root !== undefined) return DmoHashMap.open(ctx.dmo, root);
+  const map = DmoHashMap.create(ctx.dmo);
+  ctx.setRoot('waiting', map.rootId);
+  return map;
+}
+
+function waitingKey(clientId: number, seq: number): string {
+  return `${clientId}:${seq}`;
+}
+
+/** Queues a retry's origin behind its delete's probe. */
+function addWaiting(map: DmoHashMap, key: string, origin: Uint8Array, queued: Uint8Array): void {
+  const bytes = new Uint8Array(queued.length + 4 + origin.length);
+  bytes.set(queued, 0);
+  new DataView(bytes.buffer).setUint32(queued.length, origin.length, true);
+  bytes.set(origin, queued.length + 4);
+  map.setString(key, bytes);
+}
+
+/** Answers every retry queued behind session (clientId, seq)'s probe with `existed`, and forgets them. */
+function answerWaiting(ctx: RkvContext, clientId: number, seq: number, existed: number): void {
+  if (clientId <= 0 || ctx.root('waiting') === undefined) return;
+  const map = waitingRetries(ctx);
+  const key = waitingKey(clientId, seq);
+  const queued = map.getString(key);
+  if (queued === undefined) return;
+  map.deleteString(key);
+  const view = new DataView(queued.buffer, queued.byteOffset, queued.byteLength);
+  for (let at = 0; at + 4 <= queued.length; ) {
+    const length = view.getUint32(at, true);
+    answerOrigin(ctx, queued.subarray(at + 4, at + 4 + length), { type: 'del-ok', slot: 0, existed });
+    at += 4 + length;
+  }
+}
+
+/**
+ * A delete decided: the client's answer remembered (`answers`: clientId → 2·seq + existed, unless
+ * a later delete of the client's is already there), the waiting client (if any) answered, and any
+ * retries queued behind the probe too.
+ */
+function decideDelete(
   ctx: RkvContext,
   clientId: number,
   seq: number,
@@ -268,20 +331,37 @@ function answerDelete(
   existed: boolean,
   origin: Uint8Array,
 ): void {
-  if (clientId > 0)
-    DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).set(clientId, 2 * seq + (existed ? 1 : 0));
-  answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: existed ? DEL_EXISTED : DEL_ABSENT });
+  const code = existed ? DEL_EXISTED : DEL_ABSENT;
+  if (clientId > 0) {
+    const answers = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers'));
+    const last = answers.get(clientId);
+    // Probes may be answered out of order (the reader is not exclusive): keep the newest.
+    if (last === undefined || Math.floor(last / 2) <= seq) answers.set(clientId, 2 * seq + code);
+    answerWaiting(ctx, clientId, seq, code);
+  }
+  if (origin.length > 0) answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: code });
 }
 
-/** A retry of an applied delete: the remembered answer, or DEL_UNKNOWN (see `del-again`). */
+/**
+ * A retry of an applied delete: the remembered answer; while this memtable's probe for it is out,
+ * queued until the probe's answer; DEL_UNKNOWN when no answer is here or coming (see `del-again`).
+ */
 function answerAgain(ctx: RkvContext, message: RkvMsg<'del-again'>): void {
   const answer = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).get(message.clientId);
-  const known = answer !== undefined && Math.floor(answer / 2) === message.seq;
-  answerOrigin(ctx, message.origin, {
-    type: 'del-ok',
-    slot: 0,
-    existed: known ? (answer % 2 === 1 ? DEL_EXISTED : DEL_ABSENT) : DEL_UNKNOWN,
-  });
+  if (answer !== undefined && Math.floor(answer / 2) === message.seq) {
+    answerOrigin(ctx, message.origin, { type: 'del-ok', slot: 0, existed: answer % 2 });
+    return;
+  }
+  if (ctx.root('waiting') !== undefined) {
+    const map = waitingRetries(ctx);
+    const key = waitingKey(message.clientId, message.seq);
+    const queued = map.getString(key);
+    if (queued !== undefined) {
+      addWaiting(map, key, message.origin, queued);
+      return;
+    }
+  }
+  answerOrigin(ctx, message.origin, { type: 'del-ok', slot: 0, existed: DEL_UNKNOWN });
 }
 
 function answerOrigin(ctx: RkvContext, origin: Uint8Array, message: RkvMessage): void {
@@ -498,7 +578,7 @@ export const rkvMemtable = defineActor({
       case 'apply': {
         if (isDeleteCommand(message)) {
           // A rebuild (restart, install): no session, nobody waits.
-          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value };
+          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value, probe: false };
           memtableDelete(ctx, setup, active, command, message.origin);
           return maybeFlush(ctx, setup, active);
         }
@@ -537,9 +617,14 @@ export const rkvMemtable = defineActor({
         return maybeFlush(ctx, setup, active);
       case 'probed': {
         releaseHold(ctx);
-        // No origin: the reader could not answer (and told the client so).
-        if (message.origin.length > 0)
-          answerDelete(ctx, message.clientId, message.seq, message.slot, message.existed, message.origin);
+        if (message.existed === DEL_UNKNOWN) {
+          // The reader could not read the disk (and told the waiting client so): nothing to
+          // remember; retries queued behind the probe learn that the delete took effect.
+          answerWaiting(ctx, message.clientId, message.seq, DEL_UNKNOWN);
+        } else {
+          const existed = message.existed === DEL_EXISTED;
+          decideDelete(ctx, message.clientId, message.seq, message.slot, existed, message.origin);
+        }
         return maybeFlush(ctx, setup, active);
       }
       case 'flushed': {
@@ -606,7 +691,7 @@ export const rkvSstableReader = defineActor({
             slot: message.slot,
             clientId: message.clientId,
             seq: message.seq,
-            existed: false,
+            existed: DEL_UNKNOWN,
             origin: EMPTY,
           });
       } else if (ctx.origin.kind !== 'none') ctx.reply(refused);
@@ -620,7 +705,7 @@ export const rkvSstableReader = defineActor({
         slot: message.slot,
         clientId: message.clientId,
         seq: message.seq,
-        existed: found !== undefined,
+        existed: found !== undefined ? DEL_EXISTED : DEL_ABSENT,
         origin: message.origin,
       });
       return;
@@ -781,9 +866,12 @@ function memtableWork(message: RkvMessage): HandlerWork {
     case 'apply': {
       const bytes =
         message.type === 'apply' ? message.key.length + message.value.length : 2 * message.key.length;
-      // A delete someone waits for first looks the key up in the memtables (`existed`).
+      // A delete under a session (every replica's) or one someone waits for first looks the key
+      // up in the memtables (`existed`); a miss costs the SSTable reader a probe (sstableWork).
       const lookup =
-        message.type === 'apply-del' && message.origin.length > 0 ? SKIPLIST_SEARCH_INSTRUCTIONS : 0;
+        message.type === 'apply-del' && (message.origin.length > 0 || message.clientId > 0)
+          ? SKIPLIST_SEARCH_INSTRUCTIONS
+          : 0;
       return {
         ...base,
         instructions:

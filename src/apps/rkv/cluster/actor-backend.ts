@@ -29,8 +29,8 @@
  * a per-key lock, then committed as a plain put (messages.ts "Conditional puts"): OK or nil.
  *
  * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
- * the count of a DEL
- * whose retry crossed a fail-over (the delete is done, its answer kept only where it was given).
+ * the count of a DEL whose retry reached a leader that holds no answer for it: restarted from its
+ * files or brought back by a snapshot install (the delete is done; every other replica keeps it).
  * While no leader answers, commands get `-TRYAGAIN`.
  */
 
@@ -117,9 +117,9 @@ export class ActorKvBackend implements KvBackend {
     );
     if (existed.includes(null)) {
       throw new BackendUnsupportedError(
-        'DEL took effect, but its reply was lost and the retry reached a replica that did not give the first ' +
-          "answer (a fail-over or restart: RKV's actors keep a delete's answer only where it was given); the keys " +
-          'are deleted — count them with EXISTS before a DEL if the count matters',
+        'DEL took effect, but its reply was lost and the retry reached a replica that holds no answer for it ' +
+          "(one restarted from its files, or brought back by a snapshot install: RKV's actors keep a delete's " +
+          'answer in memory on every replica); the keys are deleted — count them with EXISTS before a DEL if the count matters',
       );
     }
     return existed.filter((value) => value === true).length;

@@ -563,8 +563,9 @@ export class RkvActorClient {
   /**
    * Deletes under this client's session (exactly once, like a put); resolves once the tombstone is
    * applied at the leader: true when the key held a value just before, false when it did not,
-   * null when a retry found it applied at a replica that did not give the first answer (after a
-   * fail-over or restart: the delete took effect once, its answer is kept only where it was given).
+   * null when a retry found it applied at a replica that holds no answer for it (one restarted from
+   * its files, or brought back by a snapshot install: the delete took effect once; every other
+   * replica decided and kept its answer when it applied it, so a fail-over alone does not lose it).
    */
   async del(key: Uint8Array, giveUpMs = 10_000): Promise<boolean | null> {
     if (key.length === 0) throw new ConfigError('key', 'a delete needs a key of 1 byte or more');

@@ -3,13 +3,16 @@
  * actor-cluster.ts `RkvActorClient.del`): SET, DEL → :1, GET → nil, DEL → :0, a multi-key DEL
  * counting the keys that existed; keys written, flushed to the replicas' LSM stores (LsmDisk, a
  * 512-byte memtable) and then deleted stay deleted in the leader's own store after its node is
- * SIGKILLed and started again on its files (durable log, SSTables), and through RESP.
+ * SIGKILLed and started again on its files (durable log, SSTables), and through RESP; a delete
+ * whose answer was lost, retried under the same session once that leader was killed, gets the
+ * same answer from the new leader (every replica decided it when it applied the delete).
  */
 
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { DEL_EXISTED, type RkvMessage } from '../../../../src/apps/rkv/actors/messages.ts';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../../../../src/apps/rkv/cluster/actor-backend.ts';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { RespClient } from '../../../../src/apps/rkv/resp/client.ts';
@@ -76,7 +79,25 @@ test('DEL through RESP on the live actors: :1 then nil then :0, and still delete
     const finder = connection.client(50);
     await finder.get(encoder.encode('fill:3'));
     const restarted = finder.leader;
+    // A delete whose answer is lost, retried after a fail-over: every replica decided and kept the
+    // answer when it applied the delete, so the new leader gives the same one (not DEL_UNKNOWN).
+    const lostDelete = { type: 'del', clientId: 777, seq: 1, key: encoder.encode('fill:5') } as const;
+    const first = await connection.ask('consensus', restarted, lostDelete);
+    assert.deepEqual(first?.type === 'del-ok' && first.existed, DEL_EXISTED, JSON.stringify(first));
+    const others = [0, 1, 2].filter((r) => r !== restarted);
+    const appliedAt = async (r: number): Promise<boolean> => {
+      const answer = await connection.ask('memtable', r, { type: 'get', key: lostDelete.key });
+      return answer?.type === 'value' && !answer.found;
+    };
+    for (let i = 0; i < 100 && !(await Promise.all(others.map(appliedAt))).every(Boolean); i++)
+      await sleep(50);
     await cluster.kill(restarted);
+    let retried: RkvMessage | undefined;
+    for (let i = 0; i < 200 && retried?.type !== 'del-ok'; i++) {
+      retried = await connection.ask('consensus', others[i % 2] as number, lostDelete);
+      if (retried?.type !== 'del-ok') await sleep(50);
+    }
+    assert.deepEqual(retried?.type === 'del-ok' && retried.existed, DEL_EXISTED, JSON.stringify(retried));
     await cluster.start(restarted);
     await connection.restartReplica(restarted);
     const own = async (key: string): Promise<boolean | undefined> => {

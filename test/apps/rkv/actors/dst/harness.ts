@@ -7,11 +7,13 @@
  * timeouts and retries (a retried put or delete keeps its clientId and seq: exactly-once; about a
  * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
  * are as before; a delete's answer says whether the key existed and is checked like a read,
- * except DEL_UNKNOWN — a retry of an applied delete at a replica that did not answer it first —
- * which counts as indeterminate); on `refused` they follow the leader hint, on a timeout they try
- * the next replica. With `scans`, some reads are one SCAN page of a random range of the keys (a
- * small random limit, so pages end early and name their next key), checked by the KV model as a
- * read of every key of the range the page covers. Optionally the consensus and memtable actors of random replicas are
+ * except DEL_UNKNOWN — a retry of an applied delete at a replica restarted during the run (it
+ * remembers no delete it only follows) or that installed a snapshot since the call; counted, and
+ * in `deletesUnknownUnexplained` when neither excuse holds — which counts as indeterminate); on
+ * `refused` they follow the leader hint, on a timeout they try the next replica. With `scans`,
+ * some reads are one SCAN page of a random range of the keys (a small random limit, so pages end
+ * early and name their next key), checked by the KV model as a read of every key of the range the
+ * page covers. Optionally the consensus and memtable actors of random replicas are
  * force-migrated NIC↔host mid-run.
  *
  * Node crash and restart: every replica has a durable log on its host (log-actor.ts). The nemesis
@@ -171,6 +173,12 @@ export interface ActorDstStats {
   /** Deletes acknowledged (existed or not), and those answered DEL_UNKNOWN (a retry of an applied one). */
   deletes: number;
   deletesUnknown: number;
+  /**
+   * DEL_UNKNOWN answers by a replica that was never restarted in the run and installed no snapshot
+   * since the delete was called: every replica decides and remembers a delete's answer when it applies it
+   * (storage-actors.ts "Deletes"), so these must be 0.
+   */
+  deletesUnknownUnexplained: number;
   /** Conditional puts acknowledged: written, and not written (Redis's nil). */
   conditionalWritten: number;
   conditionalNotWritten: number;
@@ -222,6 +230,8 @@ interface PendingOp {
   readonly input: KvInput;
   readonly message: RkvMessage;
   readonly callAt: number;
+  /** Each replica's snapshot installs when the op was called (a DEL_UNKNOWN's excuse, see stats). */
+  readonly installsAtCall: readonly number[];
   attempt: number;
   done: boolean;
 }
@@ -264,6 +274,7 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     scanPairs: 0,
     scansCut: 0,
     deletesUnknown: 0,
+    deletesUnknownUnexplained: 0,
     maxLogRecords: 0,
     events: 0,
   };
@@ -321,6 +332,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     const endNs = startNs + WORKLOAD_NS;
     const keys = random.fork('keys').int(2, 6);
     const history: KvHistoryOp[] = [];
+    /** Replicas restarted so far: their memtables remember no delete they only follow. */
+    const restarted = new Set<number>();
 
     const view = (r: number): ConsensusView | undefined => {
       if (cluster.isDown(r)) return undefined;
@@ -417,6 +430,13 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
               // It took effect (once), but its answer is not known: the checker may place it
               // anywhere after its call, as an op that timed out.
               stats.deletesUnknown++;
+              const installed = (d.logs[to]?.installs ?? 0) > (op.installsAtCall[to] ?? 0);
+              if (!restarted.has(to) && !installed) {
+                stats.deletesUnknownUnexplained++;
+                trace(
+                  `${kernel.now()} DEL_UNKNOWN from replica ${to}, never restarted, no install since the call`,
+                );
+              }
               history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
             } else {
               history.push({
@@ -524,6 +544,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         input,
         message,
         callAt: kernel.now(),
+        installsAtCall: d.logs.map((log) => log.installs),
         attempt: 0,
         done: false,
       };
@@ -625,6 +646,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           trace(`${kernel.now()} nemesis: crash ${r}${r === leader ? ' (the leader)' : ''}`);
           kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
             restartReplica(d, r);
+            restarted.add(r);
             down.delete(r);
             stats.restarts++;
             trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -654,6 +676,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             );
             kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
               restartReplica(d, r);
+              restarted.add(r);
               down.delete(r);
               stats.restarts++;
               trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -691,6 +714,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         input: { op: 'get', key },
         message: { type: 'get', key: rkvKey(Number(key)) },
         callAt: kernel.now(),
+        installsAtCall: d.logs.map((log) => log.installs),
         attempt: 0,
         done: false,
       };
