@@ -27,6 +27,7 @@ import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
 import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
+import { type FragmentDropReason, fragmentMessage, Reassembler } from '../net/fragments.ts';
 import {
   encodeErrorBody,
   encodeFrame,
@@ -144,6 +145,21 @@ const MANAGE_BUSY_MS = 10;
 /** A core whose current request has run this long gets no more work queued behind it (ms). */
 const PIPELINE_STALE_MS = 1;
 
+/**
+ * Room a peer message leaves below the ring's frame limit (half the ring, less its 8-byte record
+ * header): the work item or channel frame that carries it adds its kind, ids and origin (~30
+ * bytes); 256 is the margin LiveNode's ring rule already uses per frame.
+ */
+const PEER_MESSAGE_MARGIN_BYTES = 256;
+/**
+ * A fragmented peer message not rebuilt within this long is given up (ms): well above a burst of
+ * fragments' spread on one link, and below the live Paxos timers (heartbeat ≥ 30 ms, election ≥
+ * 300 ms), whose retransmissions send a fresh message anyway.
+ */
+const REASSEMBLY_EXPIRE_MS = 500;
+/** Partial messages may reserve this many largest messages per peer, and twice that in total. */
+const REASSEMBLY_MESSAGES_PER_PEER = 2;
+
 export class NicController {
   readonly table = new ActorTable();
   readonly scheduler: HybridScheduler<LiveRequest>;
@@ -159,6 +175,17 @@ export class NicController {
   /** Actor messages sent to and received from other nodes (ctx.send across the cluster). */
   peerFramesSent = 0;
   peerFramesReceived = 0;
+  /** Of those, the ones too big for one datagram: sent as fragments, and fragments sent/received. */
+  peerMessagesFragmented = 0;
+  peerFragmentsSent = 0;
+  peerFragmentsReceived = 0;
+  /**
+   * Largest peer message (origin + bytes) this node sends or rebuilds: what a core's work ring or
+   * the NIC↔host channel can carry as one frame. Larger ones are refused (`peer-too-large`).
+   */
+  readonly maxPeerMessageBytes: number;
+  /** Rebuilds peer messages that came in fragments (net/fragments.ts). */
+  readonly reassembler: Reassembler;
   /**
    * Nanoseconds spent in handlers on each side since start (what a core measured around each
    * exec): the busy time behind "cores used" (ring handling and idle spinning not included).
@@ -184,6 +211,12 @@ export class NicController {
   readonly #migrating = new Map<ActorId, MigrationState>();
   readonly #frame = new FrameView();
   #socket: Socket | undefined;
+  /**
+   * The next fragmented message's id. Starts at a random u32 so that a restarted node does not
+   * reuse the ids of its previous life while a peer may still hold a partial of one (the message
+   * CRC would catch a mix-up, but the message would be lost).
+   */
+  #nextMessageId = crypto.getRandomValues(new Uint32Array(1))[0]!;
   #manageTimer: NodeJS.Timeout | undefined;
   #manageStopped = false;
   /** Requests the management core completed since the last management tick. */
@@ -196,6 +229,16 @@ export class NicController {
     this.#options = options;
     this.#peerKeys = new Set([...options.peers.values()].map(endpointKey));
     this.#link = link;
+    this.maxPeerMessageBytes = (options.ringBytes >> 1) - 8 - PEER_MESSAGE_MARGIN_BYTES;
+    this.reassembler = new Reassembler(
+      {
+        maxMessageBytes: this.maxPeerMessageBytes,
+        maxBytesPerPeer: REASSEMBLY_MESSAGES_PER_PEER * this.maxPeerMessageBytes,
+        maxBytesTotal: 2 * REASSEMBLY_MESSAGES_PER_PEER * this.maxPeerMessageBytes,
+        expireMs: REASSEMBLY_EXPIRE_MS,
+      },
+      (reason: FragmentDropReason, fragments: number) => this.#drop(reason, fragments),
+    );
     this.domain = DmoDomain.create({
       regionBytes: options.regionBytes,
       maxActors: options.maxActors,
@@ -362,7 +405,9 @@ export class NicController {
     if (this.#manageStopped) return;
     const busy = this.#managementCompletions > 0;
     this.#managementCompletions = 0;
-    this.#clients.sweep(performance.now());
+    const nowMs = performance.now();
+    this.#clients.sweep(nowMs);
+    this.reassembler.expire(nowMs);
     if (!busy) {
       this.#apply(this.scheduler.manage(wallNs()));
       this.#pump();
@@ -382,8 +427,8 @@ export class NicController {
 
   // ── the wire ─────────────────────────────────────────────────────────────────────────────────
 
-  #drop(reason: string): void {
-    this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
+  #drop(reason: string, count = 1): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + count);
   }
 
   /**
@@ -412,6 +457,10 @@ export class NicController {
     }
     if (frame.kind === 'peer') {
       this.#fromPeer(bytes, frame, remote);
+      return;
+    }
+    if (frame.kind === 'fragment') {
+      this.#fragmentFromPeer(bytes, frame, remote);
       return;
     }
     if (frame.kind !== 'request') {
@@ -462,13 +511,38 @@ export class NicController {
       return;
     }
     const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    this.#peerMessage(frame.targetActorId as ActorId, frame.clientId, payload, remote);
+  }
+
+  /** One fragment of a peer message too big for a datagram: the message enters once rebuilt. */
+  #fragmentFromPeer(bytes: Uint8Array, frame: FrameView, remote: RemoteInfo): void {
+    const peer = endpointKey(remote);
+    if (!this.#peerKeys.has(peer)) {
+      this.#drop('peer-unknown');
+      return;
+    }
+    this.peerFragmentsReceived++;
+    const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    const whole = this.reassembler.accept(
+      peer,
+      frame.targetActorId,
+      frame.clientId,
+      frame.requestId,
+      payload,
+      performance.now(),
+    );
+    if (whole !== undefined)
+      this.#peerMessage(whole.targetActorId as ActorId, whole.clientId, whole.message, remote);
+  }
+
+  /** A peer message (origin, then the message's bytes), from one datagram or rebuilt. */
+  #peerMessage(target: ActorId, clientId: number, payload: Uint8Array, remote: RemoteInfo): void {
     const decoded = readOrigin(payload, 0);
     if (decoded === undefined) {
       this.#drop('peer-malformed');
       return;
     }
     this.peerFramesReceived++;
-    const target = frame.targetActorId as ActorId;
     const row = this.table.lookup(target);
     if (row === undefined || row.location.domain === 'remote') {
       this.#drop('unknown-actor');
@@ -484,8 +558,7 @@ export class NicController {
     }
     const client = clientOf(decoded.origin);
     // This node may answer another node's client: the answer goes back through that node.
-    if (client !== undefined)
-      this.#clients.noteRelayed(client.endpoint, frame.clientId, remote, performance.now());
+    if (client !== undefined) this.#clients.noteRelayed(client.endpoint, clientId, remote, performance.now());
     this.#arrive(new LiveRequest(target, decoded.origin, payload.slice(decoded.next), 0));
   }
 
@@ -504,6 +577,10 @@ export class NicController {
     frame.set(request.payload, HEADER_BYTES + origin.length);
     const client = clientOf(request.origin);
     const clientId = client === undefined ? 0 : this.#clients.clientIdAt(endpointKey(client.endpoint));
+    if (frame.length > this.#options.maxFrameBytes) {
+      this.#toPeerInFragments(request.actor, clientId, frame.subarray(HEADER_BYTES), peer);
+      return;
+    }
     try {
       sealFrame(
         frame,
@@ -518,6 +595,29 @@ export class NicController {
     }
     this.peerFramesSent++;
     this.#send(frame, peer.port, peer.address);
+  }
+
+  /**
+   * A peer message bigger than one datagram goes as fragments (net/fragments.ts), one datagram
+   * each; the receiver rebuilds it. Above what a ring frame can carry it is refused here, as one
+   * too big for a datagram was before fragments.
+   */
+  #toPeerInFragments(target: ActorId, clientId: number, message: Uint8Array, peer: PeerEndpoint): void {
+    if (message.length > this.maxPeerMessageBytes) {
+      this.#drop('peer-too-large');
+      return;
+    }
+    const messageId = this.#nextMessageId;
+    this.#nextMessageId = (messageId + 1) >>> 0;
+    const fragments = fragmentMessage(
+      { targetActorId: target, clientId, messageId },
+      message,
+      this.#options.maxFrameBytes,
+    );
+    this.peerFramesSent++;
+    this.peerMessagesFragmented++;
+    this.peerFragmentsSent += fragments.length;
+    for (const fragment of fragments) this.#send(fragment, peer.port, peer.address);
   }
 
   /** Another node answered one of this node's clients: pass the sealed frame on unchanged. */
