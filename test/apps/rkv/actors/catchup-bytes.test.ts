@@ -64,6 +64,10 @@ test('a follower behind by ~160 KB of entries catches up by the log in answers o
       type: 'get',
       key: rkvKey(i),
     });
-    assert.deepEqual(answer, { type: 'value', found: true, value: valueOf(i) }, `key ${i} at replica ${newLeader}`);
+    assert.deepEqual(
+      answer,
+      { type: 'value', found: true, value: valueOf(i) },
+      `key ${i} at replica ${newLeader}`,
+    );
   }
 });
