@@ -17,7 +17,7 @@ const MS = 1_000_000;
 const VALUE_BYTES = 8_000;
 const PUTS = 20;
 
-function valueOf(i: number): Uint8Array {
+function bigValue(i: number): Uint8Array {
   return Uint8Array.from({ length: VALUE_BYTES }, (_, j) => (i * 31 + j) & 0xff);
 }
 
@@ -35,7 +35,7 @@ test('a follower behind by ~160 KB of entries catches up by the log in answers o
       clientId: 1,
       seq: i,
       key: rkvKey(i),
-      value: valueOf(i),
+      value: bigValue(i),
     });
     assert.equal(answer?.type, 'put-ok', `put ${i}`);
   }
@@ -66,7 +66,7 @@ test('a follower behind by ~160 KB of entries catches up by the log in answers o
     });
     assert.deepEqual(
       answer,
-      { type: 'value', found: true, value: valueOf(i) },
+      { type: 'value', found: true, value: bigValue(i) },
       `key ${i} at replica ${newLeader}`,
     );
   }
