@@ -77,6 +77,11 @@ export interface LiveNodeStats {
   readonly migrations: readonly LiveMigrationRecord[];
   readonly decisions: readonly Decision[];
   readonly watchdogKills: number;
+  /**
+   * Requests a core's work ring had no room for when the scheduler handed them over (a message
+   * bigger than a frame, e.g. one rebuilt from fragments); they waited and went in order.
+   */
+  readonly ringFullHandOffs: number;
 }
 
 /**
@@ -310,6 +315,7 @@ export class LiveNode {
       migrations: [...nic.migrations],
       decisions: [...nic.decisions],
       watchdogKills: nic.replacedCores + this.host.replacedCores,
+      ringFullHandOffs: nic.ringFullHandOffs + this.host.ringFullHandOffs,
     };
   }
 

@@ -193,6 +193,8 @@ export class NicController {
   readonly handlerNs = { nic: 0, host: 0 };
   /** Client answers relayed between the answering node and the node the client talks to. */
   relayedReplies = 0;
+  /** Requests a core's work ring had no room for at once (sent later, in order: `#handOff`). */
+  ringFullHandOffs = 0;
   replies = 0;
   errorReplies = 0;
   duplicates = 0;
@@ -201,6 +203,12 @@ export class NicController {
   readonly #cores: DomainCores;
   /** What each core holds, in the order it runs them (the scheduler's coreQueueDepth bounds it). */
   readonly #held: LiveRequest[][] = [];
+  /**
+   * The tail of `#held[core]` not yet written into the core's work ring because it had no room
+   * (see `#handOff`), in order; retried as the core's results come back and on a short timer.
+   */
+  readonly #unsent: LiveRequest[][] = [];
+  #unsentRetry: NodeJS.Timeout | undefined;
   readonly #skipped: Uint8Array;
   /** The clients this node answers (its own, and other nodes' it relays for), bounded. */
   readonly #clients = new ClientDirectory();
@@ -250,7 +258,10 @@ export class NicController {
       settings: options.scheduler,
       nameOf: (id) => this.table.lookup(id)?.name ?? `actor ${id}`,
     });
-    for (let core = 0; core < options.cores; core++) this.#held.push([]);
+    for (let core = 0; core < options.cores; core++) {
+      this.#held.push([]);
+      this.#unsent.push([]);
+    }
     this.#skipped = new Uint8Array(options.cores);
     this.#cores = new DomainCores({
       domain: 'nic',
@@ -733,10 +744,7 @@ export class NicController {
       }
       if (work.kind === 'exec') {
         (this.#held[core] as LiveRequest[]).push(work.request);
-        if (!this.#cores.sendRequest(core, core, work.request, monotonicMs)) {
-          // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
-          throw new Error(`NIC core ${core}: work ring full with ${fewest + 1} requests held`);
-        }
+        this.#handOff(core, work.request, monotonicMs);
       } else if (work.kind === 'forward') {
         this.#link.request(
           work.request.actor,
@@ -756,10 +764,48 @@ export class NicController {
     }
   }
 
+  /**
+   * Writes a request the scheduler gave `core` into the core's work ring, behind any it could not
+   * take yet. The ring is sized for coreQueueDepth frames of maxFrameBytes (LiveNode's rule), but
+   * a peer message rebuilt from fragments, or a local message over a frame (a memtable's run), is
+   * bigger: then the ring may have no room until the core has consumed what it holds. The request
+   * stays held (the scheduler counts it on the core, in order) and goes when room appears — as
+   * results come back, or on a 1 ms retry for a core that has nothing left to answer (its consumer
+   * publishes its head lazily). Before fragments this was treated as impossible and thrown.
+   */
+  #handOff(core: number, request: LiveRequest, nowMs?: number): void {
+    const unsent = this.#unsent[core] as LiveRequest[];
+    if (unsent.length === 0 && this.#cores.sendRequest(core, core, request, nowMs)) return;
+    unsent.push(request);
+    this.ringFullHandOffs++;
+    this.#armUnsentRetry();
+  }
+
+  /** Hands `core` what `#handOff` kept back, in order, while its ring has room. */
+  #sendUnsent(core: number): void {
+    const unsent = this.#unsent[core] as LiveRequest[];
+    while (unsent.length > 0 && this.#cores.sendRequest(core, core, unsent[0] as LiveRequest)) unsent.shift();
+  }
+
+  #armUnsentRetry(): void {
+    if (this.#unsentRetry !== undefined) return;
+    this.#unsentRetry = setTimeout(() => {
+      this.#unsentRetry = undefined;
+      let left = false;
+      for (let core = 0; core < this.#unsent.length; core++) {
+        this.#sendUnsent(core);
+        if ((this.#unsent[core] as LiveRequest[]).length > 0) left = true;
+      }
+      if (left) this.#armUnsentRetry();
+    }, 1);
+    this.#unsentRetry.unref();
+  }
+
   #result(core: number, reader: FrameReader): void {
     const request = (this.#held[core] as LiveRequest[]).shift();
     const nowMs = performance.now();
     this.#cores.release(core, nowMs);
+    if ((this.#unsent[core] as LiveRequest[]).length > 0) this.#sendUnsent(core);
     if (!request) return;
     const kind = reader.u8();
     reader.u32();
@@ -889,6 +935,7 @@ export class NicController {
     // The requests behind the runaway never ran: they go back, ahead of newer ones.
     this.scheduler.returnQueued(core, wallNs());
     held.length = 0;
+    (this.#unsent[core] as LiveRequest[]).length = 0;
     const actor = request.actor;
     const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
     this.#drop('watchdog');

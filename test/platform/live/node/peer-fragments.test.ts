@@ -28,17 +28,35 @@ const catalog = [
 let nodes: LiveNode[] = [];
 let ports: number[] = [];
 
-before(async () => {
-  ports = [await freeUdpPort(), await freeUdpPort()];
+/**
+ * Two nodes, each with the other as its peer; `ringBytes` for every ring (default 2 MiB); `sinkOn`
+ * keeps the sink in one domain (no migration).
+ */
+async function startPair(
+  ringBytes?: number,
+  sinkOn?: 'nic' | 'host',
+): Promise<{ nodes: LiveNode[]; ports: number[] }> {
+  const pairPorts = [await freeUdpPort(), await freeUdpPort()];
   const options = (id: number): LiveNodeOptions => ({
     catalog,
     nodeId: id,
-    port: ports[id] as number,
-    peers: { [1 - id]: { address: '127.0.0.1', port: ports[1 - id] as number } },
+    port: pairPorts[id] as number,
+    peers: { [1 - id]: { address: '127.0.0.1', port: pairPorts[1 - id] as number } },
     nicCores: 1,
     hostCores: 1,
+    ...(ringBytes === undefined ? {} : { ringBytes }),
+    ...(sinkOn === undefined
+      ? {}
+      : { placement: { 'bulk-sink': sinkOn }, scheduler: { enableMigration: false } }),
   });
-  nodes = await Promise.all([LiveNode.start(options(0)), LiveNode.start(options(1))]);
+  return {
+    nodes: await Promise.all([LiveNode.start(options(0)), LiveNode.start(options(1))]),
+    ports: pairPorts,
+  };
+}
+
+before(async () => {
+  ({ nodes, ports } = await startPair());
 });
 
 after(async () => {
@@ -120,3 +138,42 @@ test('a message above what a ring frame carries is refused at the sender and cou
   assert.equal(first.peer.fragmentsSent, before[0].peer.fragmentsSent, 'nothing sent');
   assert.equal(second.peer.received, before[1].peer.received);
 });
+
+for (const sinkOn of ['nic', 'host'] as const) {
+  test(`a burst of messages near the limit into 64 KiB rings waits for room instead of failing (sink on the ${sinkOn})`, async () => {
+    // Each rebuilt message is half a work ring: a core's ring holds one or two, so the hand-off finds
+    // it full and must wait for the core to consume (it threw 'work ring full' before).
+    const small = await startPair(1 << 16, sinkOn);
+    const client = await IpipeClient.connect({
+      host: '127.0.0.1',
+      port: small.ports[0] as number,
+      timeoutMs: 5_000,
+    });
+    try {
+      const size = (small.nodes[0]?.nic.maxPeerMessageBytes ?? 0) - 100;
+      assert.ok(size > 30_000);
+      const replies = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          client.call(FRONT, bulkFront.messages, bulkFront.replies as NonNullable<typeof bulkFront.replies>, {
+            type: 'send',
+            size,
+            seed: 100 + i,
+          }),
+        ),
+      );
+      replies.forEach((reply, i) => {
+        assert.deepEqual(
+          reply,
+          { type: 'got', bytes: size, crc: crc32c(blobOf(size, 100 + i)) },
+          `message ${i}`,
+        );
+      });
+      const far = small.nodes[1]?.stats();
+      assert.equal(far?.peer.reassembled, 16);
+      assert.ok((far?.ringFullHandOffs ?? 0) > 0, 'some hand-off found the ring full and waited');
+    } finally {
+      await client.close();
+      await Promise.all(small.nodes.map((node) => node.stop(500)));
+    }
+  });
+}
