@@ -323,6 +323,7 @@ export class NicController {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#stopManage();
+    if (this.#unsentRetry !== undefined) clearTimeout(this.#unsentRetry);
     await this.#cores.stop();
     this.#socketClosed = true;
     await new Promise<void>((resolve) => {
@@ -620,11 +621,18 @@ export class NicController {
     }
     const messageId = this.#nextMessageId;
     this.#nextMessageId = (messageId + 1) >>> 0;
-    const fragments = fragmentMessage(
-      { targetActorId: target, clientId, messageId },
-      message,
-      this.#options.maxFrameBytes,
-    );
+    let fragments: Uint8Array[];
+    try {
+      fragments = fragmentMessage(
+        { targetActorId: target, clientId, messageId },
+        message,
+        this.#options.maxFrameBytes,
+      );
+    } catch {
+      // A frame limit with no room for a piece, or more than 65 535 pieces: too large all the same.
+      this.#drop('peer-too-large');
+      return;
+    }
     this.peerFramesSent++;
     this.peerMessagesFragmented++;
     this.peerFragmentsSent += fragments.length;
@@ -788,7 +796,8 @@ export class NicController {
   }
 
   #armUnsentRetry(): void {
-    if (this.#unsentRetry !== undefined) return;
+    // After `stop` began the cores are going away: what is still unsent is dropped with them.
+    if (this.#unsentRetry !== undefined || this.#manageStopped) return;
     this.#unsentRetry = setTimeout(() => {
       this.#unsentRetry = undefined;
       let left = false;
