@@ -10,9 +10,10 @@
  *          per replica and election count) stands with b = makeBallot(maxRound + 1, me):
  *          prepare(b, fromSlot = its applied point) ─▶ acceptors: b ≥ promised, not sticky, fromSlot
  *          ≥ their truncation point ⇒ promise(b, their entries above fromSlot, chosen ones flagged)
- *          majority ⇒ leader: per slot the chosen or highest-ballot value, holes become no-ops, all
- *          re-proposed at b; with nothing to re-propose a no-op is proposed (a slot of its own
- *          ballot: reads wait until it is applied). Candidates retry prepare on each tick and
+ *          majority ⇒ leader: per slot the chosen or highest-ballot value, holes become no-ops,
+ *          every slot not known chosen re-proposed at b (chosen ones are applied as they are, and
+ *          followers lacking them catch up); with nothing to re-propose a no-op is proposed (a slot
+ *          of its own ballot: reads wait until it is applied). Candidates retry prepare on each tick and
  *          stand again, one round higher, after another timeout.
  *   common case, per client put (phase 2 only):
  *          leader: slot s = next; record (b, put, the client's origin); accept(b, s) ─▶ followers
@@ -765,7 +766,7 @@ function onPreVoteReply(ctx: RkvContext, state: ConsensusState, message: RkvMsg<
   stand(ctx, state);
 }
 
-/** A candidate with a majority of promises: re-propose everything above fromSlot at its ballot. */
+/** A candidate with a majority of promises: re-propose what is not known chosen above fromSlot. */
 function lead(ctx: RkvContext, state: ConsensusState): void {
   const ballot = state.num(META.ballot);
   state.set(META.role, LEADER);
@@ -790,8 +791,20 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
   if (state.num(META.nextSlot) <= top) state.set(META.nextSlot, top + 1);
   const next = state.num(META.nextSlot);
   ctx.log.info({ ballot, from, next }, 'rkv: phase 1 done; leading');
-  for (let slot = from + 1; slot < next; slot++) propose(ctx, state, slot, state.record(slot) ?? noOp());
-  if (next <= from + 1) {
+  // Slots known chosen (a promise flagged them, or this replica learned them) are not proposed
+  // again: their value is settled, they are applied in bounded bursts below, and followers that
+  // lack them learn them by catch-up (a commit at this ballot marks only what was accepted at it).
+  // Re-proposing them too sent, in ONE handler run, an accept per follower and a log entry for
+  // every one: after a burst of 8 KiB writes that passed the live ring's 1 MiB result frame, the
+  // run failed whole, and the applies it carried were lost (a write acknowledged, then read absent).
+  let proposed = 0;
+  for (let slot = from + 1; slot < next; slot++) {
+    const record = state.record(slot);
+    if (record?.chosen === true) continue;
+    propose(ctx, state, slot, record ?? noOp());
+    proposed++;
+  }
+  if (proposed === 0) {
     // Nothing to re-propose: a no-op gives this ballot a slot of its own before reads are served.
     state.set(META.nextSlot, next + 1);
     propose(ctx, state, next, noOp());
