@@ -253,7 +253,10 @@ const META = {
   preVotes: 48,
   /** A laggard: staged chunks thrown away because another snapshot arrived or the sender stalled (a counter). */
   transferRestarts: 49,
-  /** Leader: its commit point when it started leading (a replica silent for maxLogEntries past it is a laggard). */
+  /**
+   * Leader: where its commit point started — its applied point and the chosen prefix above it (a
+   * replica silent for maxLogEntries commits past it is a laggard).
+   */
   leadFrom: 50,
   /** Snapshot chunk requests this replica was sent, every one (a counter; snapshotsServed counts transfers). */
   snapshotRequests: 51,
@@ -776,7 +779,12 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
   const from = state.num(META.applied);
   // This leader's commit point covers only what it holds chosen; it grows again below.
   state.set(META.commit, from);
-  state.set(META.leadFrom, from);
+  // Silence is counted from the chosen prefix this leader starts with: those slots become its
+  // commit point at once (they are not proposed again, see below), before any follower could
+  // report under this ballot, and must not make a healthy follower look silent for maxLogEntries.
+  let chosenPrefix = from;
+  while (state.record(chosenPrefix + 1)?.chosen === true) chosenPrefix++;
+  state.set(META.leadFrom, chosenPrefix);
   for (let r = 0; r < state.setup.replicas.length; r++) {
     state.set(PEER_APPLIED + r, 0);
     state.set(PEER_HEARTBEAT + r, 0);
