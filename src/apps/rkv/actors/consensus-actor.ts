@@ -10,9 +10,10 @@
  *          per replica and election count) stands with b = makeBallot(maxRound + 1, me):
  *          prepare(b, fromSlot = its applied point) ─▶ acceptors: b ≥ promised, not sticky, fromSlot
  *          ≥ their truncation point ⇒ promise(b, their entries above fromSlot, chosen ones flagged)
- *          majority ⇒ leader: per slot the chosen or highest-ballot value, holes become no-ops, all
- *          re-proposed at b; with nothing to re-propose a no-op is proposed (a slot of its own
- *          ballot: reads wait until it is applied). Candidates retry prepare on each tick and
+ *          majority ⇒ leader: per slot the chosen or highest-ballot value, holes become no-ops,
+ *          every slot not known chosen re-proposed at b (chosen ones are applied as they are, and
+ *          followers lacking them catch up); with nothing to re-propose a no-op is proposed (a slot
+ *          of its own ballot: reads wait until it is applied). Candidates retry prepare on each tick and
  *          stand again, one round higher, after another timeout.
  *   common case, per client put (phase 2 only):
  *          leader: slot s = next; record (b, put, the client's origin); accept(b, s) ─▶ followers
@@ -260,7 +261,10 @@ const META = {
   preVotes: 48,
   /** A laggard: staged chunks thrown away because another snapshot arrived or the sender stalled (a counter). */
   transferRestarts: 49,
-  /** Leader: its commit point when it started leading (a replica silent for maxLogEntries past it is a laggard). */
+  /**
+   * Leader: where its commit point started — its applied point and the chosen prefix above it (a
+   * replica silent for maxLogEntries commits past it is a laggard).
+   */
   leadFrom: 50,
   /** Snapshot chunk requests this replica was sent, every one (a counter; snapshotsServed counts transfers). */
   snapshotRequests: 51,
@@ -281,6 +285,8 @@ const META = {
    * crash, newer than the slots it re-applies, so its followed deletes do not probe (see "deletes").
    */
   diskMayBeAhead: 59,
+  /** Catch-up answers that brought at least one new entry (a counter; CATCHUP_BYTES cuts them). */
+  catchupAnswers: 60,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -300,6 +306,17 @@ const TRANSFER_STALL_PERIODS = 4;
 /** Unchosen slots the leader retransmits per tick; chosen entries one catch-up answer carries. */
 const RETRANSMIT_SLOTS = 64;
 const CATCHUP_ENTRIES = 64;
+/**
+ * Bytes of entries one catch-up answer carries at most (its first entry always goes, whatever its
+ * size, so a follower always progresses). 64 entries of 8 KiB values are ~525 KB, and a live node
+ * sends peer messages as datagrams of 65 000 bytes: an answer under this budget, plus its header,
+ * origin and one more entry of at most ~8.3 KB, stays within one datagram (no fragments, and no
+ * message lost for one lost fragment). The follower asks again from where the answer stopped. With
+ * the paper's values (≤ 1 KiB) the budget never binds before 64 entries of 256 B (~19 KB).
+ */
+export const CATCHUP_BYTES = 32 * 1024;
+/** Bytes a log entry takes in a catch-up answer besides its key and value (messages.ts LOG_ENTRY). */
+const CATCHUP_ENTRY_FIELD_BYTES = 41;
 /** Static mode has no tick: a follower re-asks for a catch-up at most this often. */
 const STATIC_CATCHUP_GAP_NS = 100_000;
 
@@ -765,7 +782,7 @@ function onPreVoteReply(ctx: RkvContext, state: ConsensusState, message: RkvMsg<
   stand(ctx, state);
 }
 
-/** A candidate with a majority of promises: re-propose everything above fromSlot at its ballot. */
+/** A candidate with a majority of promises: re-propose what is not known chosen above fromSlot. */
 function lead(ctx: RkvContext, state: ConsensusState): void {
   const ballot = state.num(META.ballot);
   state.set(META.role, LEADER);
@@ -775,7 +792,12 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
   const from = state.num(META.applied);
   // This leader's commit point covers only what it holds chosen; it grows again below.
   state.set(META.commit, from);
-  state.set(META.leadFrom, from);
+  // Silence is counted from the chosen prefix this leader starts with: those slots become its
+  // commit point at once (they are not proposed again, see below), before any follower could
+  // report under this ballot, and must not make a healthy follower look silent for maxLogEntries.
+  let chosenPrefix = from;
+  while (state.record(chosenPrefix + 1)?.chosen === true) chosenPrefix++;
+  state.set(META.leadFrom, chosenPrefix);
   for (let r = 0; r < state.setup.replicas.length; r++) {
     state.set(PEER_APPLIED + r, 0);
     state.set(PEER_HEARTBEAT + r, 0);
@@ -790,8 +812,20 @@ function lead(ctx: RkvContext, state: ConsensusState): void {
   if (state.num(META.nextSlot) <= top) state.set(META.nextSlot, top + 1);
   const next = state.num(META.nextSlot);
   ctx.log.info({ ballot, from, next }, 'rkv: phase 1 done; leading');
-  for (let slot = from + 1; slot < next; slot++) propose(ctx, state, slot, state.record(slot) ?? noOp());
-  if (next <= from + 1) {
+  // Slots known chosen (a promise flagged them, or this replica learned them) are not proposed
+  // again: their value is settled, they are applied in bounded bursts below, and followers that
+  // lack them learn them by catch-up (a commit at this ballot marks only what was accepted at it).
+  // Re-proposing them too sent, in ONE handler run, an accept per follower and a log entry for
+  // every one: after a burst of 8 KiB writes that passed the live ring's 1 MiB result frame, the
+  // run failed whole, and the applies it carried were lost (a write acknowledged, then read absent).
+  let proposed = 0;
+  for (let slot = from + 1; slot < next; slot++) {
+    const record = state.record(slot);
+    if (record?.chosen === true) continue;
+    propose(ctx, state, slot, record ?? noOp());
+    proposed++;
+  }
+  if (proposed === 0) {
     // Nothing to re-propose: a no-op gives this ballot a slot of its own before reads are served.
     state.set(META.nextSlot, next + 1);
     propose(ctx, state, next, noOp());
@@ -1221,10 +1255,14 @@ function onCatchupRequest(ctx: RkvContext, state: ConsensusState, message: RkvMs
   }
   const entries: RkvMsg<'catchup'>['entries'][number][] = [];
   if (message.fromSlot > truncated) {
-    const until = Math.min(message.toSlot, state.num(META.commit));
+    const until = Math.min(message.toSlot, state.num(META.commit), message.fromSlot + CATCHUP_ENTRIES - 1);
+    let bytes = 0;
     for (let slot = message.fromSlot; slot <= until; slot++) {
       const record = state.record(slot);
       if (record === undefined || !record.chosen) break;
+      const size = CATCHUP_ENTRY_FIELD_BYTES + record.key.length + record.value.length;
+      if (entries.length > 0 && bytes + size > CATCHUP_BYTES) break;
+      bytes += size;
       entries.push({
         slot,
         ballot: record.ballot,
@@ -1256,10 +1294,15 @@ function onCatchup(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'catc
     if (state.durable) startTransfer(ctx, state, message.from);
     return;
   }
+  let fresh = 0;
   for (const entry of message.entries) {
     if (entry.slot <= applied) continue;
-    state.set(META.caughtUp, state.num(META.caughtUp) + 1);
+    fresh++;
     state.store(entry.slot, slotRecord(entry.ballot, true, entry));
+  }
+  if (fresh > 0) {
+    state.set(META.caughtUp, state.num(META.caughtUp) + fresh);
+    state.set(META.catchupAnswers, state.num(META.catchupAnswers) + 1);
   }
   state.set(META.catchupAskedNs, 0);
   applyReady(ctx, state);
@@ -2203,6 +2246,8 @@ export interface ConsensusView {
   readonly retransmits: number;
   /** Chosen entries received by catch-up. */
   readonly caughtUp: number;
+  /** Catch-up answers that brought new entries (each at most CATCHUP_ENTRIES and CATCHUP_BYTES). */
+  readonly catchupAnswers: number;
   /** Retried puts the leader answered from the sessions table. */
   readonly answeredFromSession: number;
   /** Restarts recovered from a non-empty durable log. */
@@ -2263,6 +2308,7 @@ export function inspectConsensus(
     duplicatesSkipped: num(META.duplicatesSkipped),
     retransmits: num(META.retransmits),
     caughtUp: num(META.caughtUp),
+    catchupAnswers: num(META.catchupAnswers),
     answeredFromSession: num(META.answeredFromSession),
     recovered: num(META.recovered),
     recovering: num(META.recovering) === 1,
@@ -2485,6 +2531,9 @@ function consensusWork(message: RkvMessage): HandlerWork {
       // Peer points, the lease (a sort of ≤ 16 numbers), truncation (amortised).
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS + 2 * LOG_RECORD_INSTRUCTIONS };
     case 'catchup-request': {
+      // The records the answer may read: the entry bound. The byte budget (CATCHUP_BYTES) can only
+      // stop it sooner, after one record more than it sends, which this bound already covers; the
+      // answer's bytes are charged where they are copied, at the follower ('catchup').
       const entries = Math.max(0, Math.min(message.toSlot - message.fromSlot + 1, CATCHUP_ENTRIES));
       return {
         ...base,

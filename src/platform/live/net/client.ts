@@ -532,7 +532,11 @@ export class IpipeClient {
       this.#drops.add(reason);
       return;
     }
-    if (view.kind === 'peer' || (view.kind === 'request' && !this.#acceptReflected)) {
+    if (
+      view.kind === 'peer' ||
+      view.kind === 'fragment' ||
+      (view.kind === 'request' && !this.#acceptReflected)
+    ) {
       this.#drops.add('unexpected-kind');
       return;
     }

@@ -19,9 +19,18 @@ export {
   RemoteError,
   RequestTimeoutError,
 } from './errors.ts';
+/** Peer messages bigger than one datagram: the fragmenter and the reassembler. */
+export {
+  FRAGMENT_DROP_REASONS,
+  FRAGMENT_HEADER_BYTES,
+  fragmentCount,
+  fragmentMessage,
+  MAX_FRAGMENTS,
+  maxPieceBytes,
+  Reassembler,
+} from './fragments.ts';
 /** The load generator. */
 export { runLoad, splitHostPort } from './load.ts';
-
 /** The frame format: encode, seal in place, validate, error bodies, drop counters. */
 export {
   checkMaxFrameBytes,
@@ -33,6 +42,8 @@ export {
   encodeErrorBody,
   encodeFrame,
   FLAG_ERROR,
+  FLAG_FRAGMENT,
+  FLAG_PEER,
   FLAG_REPLY,
   FLAG_REQUEST,
   FLAG_RETRANSMIT,
@@ -62,6 +73,12 @@ export type {
   RawEchoServer,
 } from './echo-server.ts';
 export type { NetErrorCode } from './errors.ts';
+export type {
+  FragmentDropReason,
+  FragmentedMessageFields,
+  ReassembledMessage,
+  ReassemblyLimits,
+} from './fragments.ts';
 export type { LatencySummary, LoadMode, LoadOptions, LoadResult, MakePayload } from './load.ts';
 export type {
   DecodeFrameResult,

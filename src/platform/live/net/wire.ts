@@ -23,7 +23,8 @@
  *                                  error reply: the error body (below); peer: the message's
  *                                  origin (runtime/origin-codec.ts) then the message's bytes
  *
- * Flags (byte 3). Allowed combinations: REQUEST, REQUEST|RETRANSMIT, REPLY, REPLY|ERROR, PEER.
+ * Flags (byte 3). Allowed combinations: REQUEST, REQUEST|RETRANSMIT, REPLY, REPLY|ERROR, PEER,
+ * PEER|FRAGMENT.
  *   0x01 REQUEST     a client → node request
  *   0x02 REPLY       a node → client answer to the request with the same (client id, request id)
  *   0x04 ERROR       with REPLY: the request failed; the payload is an error body
@@ -31,7 +32,27 @@
  *   0x10 PEER        a node → node actor message (ctx.send to an actor on another node); the
  *                    request id is 0 and the client id is that of the client the origin names
  *                    (0 if none), so the far node can answer that client directly
- *   0x20..0x80       reserved, must be zero
+ *   0x20 FRAGMENT    with PEER: one piece of a peer message too big for one datagram (below)
+ *   0x40..0x80       reserved, must be zero
+ *
+ * Fragments (PEER|FRAGMENT). A peer message whose frame would exceed the datagram limit is cut by
+ * the sending node into `count` fragments, each a whole frame with its own CRC-32C, and rebuilt by
+ * the receiving node (fragments.ts) before it enters the scheduler. Every fragment repeats the
+ * message's target actor id and client id; the request id is the message id (a per-sending-node
+ * counter, started at a random value so a restarted node does not reuse its predecessor's ids).
+ * The payload starts with a 12-byte fragment header, then the fragment's piece of the message (the
+ * peer payload: origin, then the message's bytes):
+ *
+ *   offset  size  field          meaning
+ *        0     2  index          0 .. count − 1
+ *        2     2  count          fragments of the message (2 .. 65535 as sent; 1 is accepted)
+ *        4     4  total length   bytes of the whole message; piece i is bytes [i·c, min(total, (i+1)·c))
+ *                                with c = ceil(total / count), so each piece's length is checkable
+ *        8     4  message CRC    CRC-32C of the whole message, checked once it is rebuilt
+ *       12     n  piece
+ *
+ * A lost fragment loses the whole message, exactly as a lost datagram loses a small one (the
+ * protocols above retransmit); duplicates and any arrival order are fine.
  *
  * Error body (payload of a REPLY|ERROR frame):
  *   u8 code length (1..255) | code (ASCII, e.g. IPIPE_ERR_ACTOR_UNKNOWN) | u16 message length | message (UTF-8)
@@ -69,6 +90,7 @@ export const FLAG_REPLY = 0x02;
 export const FLAG_ERROR = 0x04;
 export const FLAG_RETRANSMIT = 0x08;
 export const FLAG_PEER = 0x10;
+export const FLAG_FRAGMENT = 0x20;
 
 const OFFSET_MAGIC = 0;
 const OFFSET_VERSION = 2;
@@ -79,8 +101,8 @@ const OFFSET_CLIENT = 12;
 const OFFSET_LENGTH = 16;
 const OFFSET_CHECKSUM = 20;
 
-/** What a well-formed frame is. */
-export type FrameKind = 'request' | 'reply' | 'error' | 'peer';
+/** What a well-formed frame is ('fragment': one piece of a peer message, see the header). */
+export type FrameKind = 'request' | 'reply' | 'error' | 'peer' | 'fragment';
 
 /**
  * Why a datagram is not a frame. Stable words: the node's drop metrics and the CLI print them.
@@ -189,6 +211,8 @@ function flagsOf(fields: FrameFields): number {
       return FLAG_REPLY | FLAG_ERROR;
     case 'peer':
       return FLAG_PEER;
+    case 'fragment':
+      return FLAG_PEER | FLAG_FRAGMENT;
   }
 }
 
@@ -336,6 +360,7 @@ export function readFrameInto(
   else if (flags === FLAG_REPLY) kind = 'reply';
   else if (flags === (FLAG_REPLY | FLAG_ERROR)) kind = 'error';
   else if (flags === FLAG_PEER) kind = 'peer';
+  else if (flags === (FLAG_PEER | FLAG_FRAGMENT)) kind = 'fragment';
   else return 'bad-flags';
   into.kind = kind;
   into.retransmit = (flags & FLAG_RETRANSMIT) !== 0;

@@ -66,6 +66,8 @@ export class HostController {
   readonly executed = new Map<ActorId, number>();
   /** Messages the host refused, by reason (merged into the node's drop counters). */
   readonly drops = new Map<string, number>();
+  /** Requests a core's work ring had no room for at once (they waited at their queue's head). */
+  ringFullHandOffs = 0;
 
   private constructor(options: HostControllerOptions, link: ChannelLink) {
     this.#options = options;
@@ -201,11 +203,17 @@ export class HostController {
         );
         continue;
       }
-      held.push(request);
       if (!this.#cores.sendRequest(core, core, request)) {
-        // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
-        throw new Error(`host core ${core}: work ring full with ${held.length} requests held`);
+        // The ring is sized for coreQueueDepth frames of maxFrameBytes, but a bigger message (a
+        // peer message rebuilt from fragments, a memtable's run) may find no room until the core
+        // consumed what it holds: it waits at the head of the queue, retried as results come back
+        // or, when the core holds nothing to answer (its head is published lazily), in 1 ms.
+        queue.unshift(request);
+        this.ringFullHandOffs++;
+        if (held.length === 0) setTimeout(() => this.#pump(core), 1).unref();
+        return;
       }
+      held.push(request);
     }
   }
 

@@ -56,13 +56,32 @@ export interface LiveNodeStats {
   readonly duplicates: number;
   /** Nanoseconds of handler execution on each side since the node started. */
   readonly handlerNs: { readonly nic: number; readonly host: number };
-  /** Actor messages to and from the cluster's other nodes, and client answers relayed for them. */
-  readonly peer: { readonly sent: number; readonly received: number; readonly relayedReplies: number };
+  /**
+   * Actor messages to and from the cluster's other nodes, and client answers relayed for them.
+   * Messages too big for one datagram travel in fragments (net/fragments.ts): `fragmented` of the
+   * messages sent, the fragments sent and received, messages rebuilt, and the bytes partial
+   * messages hold now.
+   */
+  readonly peer: {
+    readonly sent: number;
+    readonly received: number;
+    readonly relayedReplies: number;
+    readonly fragmented: number;
+    readonly fragmentsSent: number;
+    readonly fragmentsReceived: number;
+    readonly reassembled: number;
+    readonly reassemblyBytesHeld: number;
+  };
   readonly drops: Readonly<Record<string, number>>;
   readonly executed: Readonly<Record<string, { readonly nic: number; readonly host: number }>>;
   readonly migrations: readonly LiveMigrationRecord[];
   readonly decisions: readonly Decision[];
   readonly watchdogKills: number;
+  /**
+   * Requests a core's work ring had no room for when the scheduler handed them over (a message
+   * bigger than a frame, e.g. one rebuilt from fragments); they waited and went in order.
+   */
+  readonly ringFullHandOffs: number;
 }
 
 /**
@@ -282,6 +301,11 @@ export class LiveNode {
         sent: nic.peerFramesSent,
         received: nic.peerFramesReceived,
         relayedReplies: nic.relayedReplies,
+        fragmented: nic.peerMessagesFragmented,
+        fragmentsSent: nic.peerFragmentsSent,
+        fragmentsReceived: nic.peerFragmentsReceived,
+        reassembled: nic.reassembler.messagesRebuilt,
+        reassemblyBytesHeld: nic.reassembler.bytesHeld,
       },
       drops: Object.fromEntries([
         ...nic.drops,
@@ -291,6 +315,7 @@ export class LiveNode {
       migrations: [...nic.migrations],
       decisions: [...nic.decisions],
       watchdogKills: nic.replacedCores + this.host.replacedCores,
+      ringFullHandOffs: nic.ringFullHandOffs + this.host.ringFullHandOffs,
     };
   }
 

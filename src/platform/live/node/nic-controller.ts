@@ -27,6 +27,7 @@ import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
 import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
+import { type FragmentDropReason, fragmentMessage, Reassembler } from '../net/fragments.ts';
 import {
   encodeErrorBody,
   encodeFrame,
@@ -144,6 +145,21 @@ const MANAGE_BUSY_MS = 10;
 /** A core whose current request has run this long gets no more work queued behind it (ms). */
 const PIPELINE_STALE_MS = 1;
 
+/**
+ * Room a peer message leaves below the ring's frame limit (half the ring, less its 8-byte record
+ * header): the work item or channel frame that carries it adds its kind, ids and origin (~30
+ * bytes); 256 is the margin LiveNode's ring rule already uses per frame.
+ */
+const PEER_MESSAGE_MARGIN_BYTES = 256;
+/**
+ * A fragmented peer message not rebuilt within this long is given up (ms): well above a burst of
+ * fragments' spread on one link, and below the live Paxos timers (heartbeat ≥ 30 ms, election ≥
+ * 300 ms), whose retransmissions send a fresh message anyway.
+ */
+const REASSEMBLY_EXPIRE_MS = 500;
+/** Partial messages may reserve this many largest messages per peer, and twice that in total. */
+const REASSEMBLY_MESSAGES_PER_PEER = 2;
+
 export class NicController {
   readonly table = new ActorTable();
   readonly scheduler: HybridScheduler<LiveRequest>;
@@ -159,6 +175,17 @@ export class NicController {
   /** Actor messages sent to and received from other nodes (ctx.send across the cluster). */
   peerFramesSent = 0;
   peerFramesReceived = 0;
+  /** Of those, the ones too big for one datagram: sent as fragments, and fragments sent/received. */
+  peerMessagesFragmented = 0;
+  peerFragmentsSent = 0;
+  peerFragmentsReceived = 0;
+  /**
+   * Largest peer message (origin + bytes) this node sends or rebuilds: what a core's work ring or
+   * the NIC↔host channel can carry as one frame. Larger ones are refused (`peer-too-large`).
+   */
+  readonly maxPeerMessageBytes: number;
+  /** Rebuilds peer messages that came in fragments (net/fragments.ts). */
+  readonly reassembler: Reassembler;
   /**
    * Nanoseconds spent in handlers on each side since start (what a core measured around each
    * exec): the busy time behind "cores used" (ring handling and idle spinning not included).
@@ -166,6 +193,8 @@ export class NicController {
   readonly handlerNs = { nic: 0, host: 0 };
   /** Client answers relayed between the answering node and the node the client talks to. */
   relayedReplies = 0;
+  /** Requests a core's work ring had no room for at once (sent later, in order: `#handOff`). */
+  ringFullHandOffs = 0;
   replies = 0;
   errorReplies = 0;
   duplicates = 0;
@@ -174,6 +203,12 @@ export class NicController {
   readonly #cores: DomainCores;
   /** What each core holds, in the order it runs them (the scheduler's coreQueueDepth bounds it). */
   readonly #held: LiveRequest[][] = [];
+  /**
+   * The tail of `#held[core]` not yet written into the core's work ring because it had no room
+   * (see `#handOff`), in order; retried as the core's results come back and on a short timer.
+   */
+  readonly #unsent: LiveRequest[][] = [];
+  #unsentRetry: NodeJS.Timeout | undefined;
   readonly #skipped: Uint8Array;
   /** The clients this node answers (its own, and other nodes' it relays for), bounded. */
   readonly #clients = new ClientDirectory();
@@ -184,6 +219,12 @@ export class NicController {
   readonly #migrating = new Map<ActorId, MigrationState>();
   readonly #frame = new FrameView();
   #socket: Socket | undefined;
+  /**
+   * The next fragmented message's id. Starts at a random u32 so that a restarted node does not
+   * reuse the ids of its previous life while a peer may still hold a partial of one (the message
+   * CRC would catch a mix-up, but the message would be lost).
+   */
+  #nextMessageId = crypto.getRandomValues(new Uint32Array(1))[0]!;
   #manageTimer: NodeJS.Timeout | undefined;
   #manageStopped = false;
   /** Requests the management core completed since the last management tick. */
@@ -196,6 +237,16 @@ export class NicController {
     this.#options = options;
     this.#peerKeys = new Set([...options.peers.values()].map(endpointKey));
     this.#link = link;
+    this.maxPeerMessageBytes = (options.ringBytes >> 1) - 8 - PEER_MESSAGE_MARGIN_BYTES;
+    this.reassembler = new Reassembler(
+      {
+        maxMessageBytes: this.maxPeerMessageBytes,
+        maxBytesPerPeer: REASSEMBLY_MESSAGES_PER_PEER * this.maxPeerMessageBytes,
+        maxBytesTotal: 2 * REASSEMBLY_MESSAGES_PER_PEER * this.maxPeerMessageBytes,
+        expireMs: REASSEMBLY_EXPIRE_MS,
+      },
+      (reason: FragmentDropReason, fragments: number) => this.#drop(reason, fragments),
+    );
     this.domain = DmoDomain.create({
       regionBytes: options.regionBytes,
       maxActors: options.maxActors,
@@ -207,7 +258,10 @@ export class NicController {
       settings: options.scheduler,
       nameOf: (id) => this.table.lookup(id)?.name ?? `actor ${id}`,
     });
-    for (let core = 0; core < options.cores; core++) this.#held.push([]);
+    for (let core = 0; core < options.cores; core++) {
+      this.#held.push([]);
+      this.#unsent.push([]);
+    }
     this.#skipped = new Uint8Array(options.cores);
     this.#cores = new DomainCores({
       domain: 'nic',
@@ -269,6 +323,7 @@ export class NicController {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#stopManage();
+    if (this.#unsentRetry !== undefined) clearTimeout(this.#unsentRetry);
     await this.#cores.stop();
     this.#socketClosed = true;
     await new Promise<void>((resolve) => {
@@ -362,7 +417,9 @@ export class NicController {
     if (this.#manageStopped) return;
     const busy = this.#managementCompletions > 0;
     this.#managementCompletions = 0;
-    this.#clients.sweep(performance.now());
+    const nowMs = performance.now();
+    this.#clients.sweep(nowMs);
+    this.reassembler.expire(nowMs);
     if (!busy) {
       this.#apply(this.scheduler.manage(wallNs()));
       this.#pump();
@@ -382,8 +439,8 @@ export class NicController {
 
   // ── the wire ─────────────────────────────────────────────────────────────────────────────────
 
-  #drop(reason: string): void {
-    this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
+  #drop(reason: string, count = 1): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + count);
   }
 
   /**
@@ -412,6 +469,10 @@ export class NicController {
     }
     if (frame.kind === 'peer') {
       this.#fromPeer(bytes, frame, remote);
+      return;
+    }
+    if (frame.kind === 'fragment') {
+      this.#fragmentFromPeer(bytes, frame, remote);
       return;
     }
     if (frame.kind !== 'request') {
@@ -462,13 +523,38 @@ export class NicController {
       return;
     }
     const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    this.#peerMessage(frame.targetActorId as ActorId, frame.clientId, payload, remote);
+  }
+
+  /** One fragment of a peer message too big for a datagram: the message enters once rebuilt. */
+  #fragmentFromPeer(bytes: Uint8Array, frame: FrameView, remote: RemoteInfo): void {
+    const peer = endpointKey(remote);
+    if (!this.#peerKeys.has(peer)) {
+      this.#drop('peer-unknown');
+      return;
+    }
+    this.peerFragmentsReceived++;
+    const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    const whole = this.reassembler.accept(
+      peer,
+      frame.targetActorId,
+      frame.clientId,
+      frame.requestId,
+      payload,
+      performance.now(),
+    );
+    if (whole !== undefined)
+      this.#peerMessage(whole.targetActorId as ActorId, whole.clientId, whole.message, remote);
+  }
+
+  /** A peer message (origin, then the message's bytes), from one datagram or rebuilt. */
+  #peerMessage(target: ActorId, clientId: number, payload: Uint8Array, remote: RemoteInfo): void {
     const decoded = readOrigin(payload, 0);
     if (decoded === undefined) {
       this.#drop('peer-malformed');
       return;
     }
     this.peerFramesReceived++;
-    const target = frame.targetActorId as ActorId;
     const row = this.table.lookup(target);
     if (row === undefined || row.location.domain === 'remote') {
       this.#drop('unknown-actor');
@@ -484,8 +570,7 @@ export class NicController {
     }
     const client = clientOf(decoded.origin);
     // This node may answer another node's client: the answer goes back through that node.
-    if (client !== undefined)
-      this.#clients.noteRelayed(client.endpoint, frame.clientId, remote, performance.now());
+    if (client !== undefined) this.#clients.noteRelayed(client.endpoint, clientId, remote, performance.now());
     this.#arrive(new LiveRequest(target, decoded.origin, payload.slice(decoded.next), 0));
   }
 
@@ -504,6 +589,10 @@ export class NicController {
     frame.set(request.payload, HEADER_BYTES + origin.length);
     const client = clientOf(request.origin);
     const clientId = client === undefined ? 0 : this.#clients.clientIdAt(endpointKey(client.endpoint));
+    if (frame.length > this.#options.maxFrameBytes) {
+      this.#toPeerInFragments(request.actor, clientId, frame.subarray(HEADER_BYTES), peer);
+      return;
+    }
     try {
       sealFrame(
         frame,
@@ -518,6 +607,36 @@ export class NicController {
     }
     this.peerFramesSent++;
     this.#send(frame, peer.port, peer.address);
+  }
+
+  /**
+   * A peer message bigger than one datagram goes as fragments (net/fragments.ts), one datagram
+   * each; the receiver rebuilds it. Above what a ring frame can carry it is refused here, as one
+   * too big for a datagram was before fragments.
+   */
+  #toPeerInFragments(target: ActorId, clientId: number, message: Uint8Array, peer: PeerEndpoint): void {
+    if (message.length > this.maxPeerMessageBytes) {
+      this.#drop('peer-too-large');
+      return;
+    }
+    const messageId = this.#nextMessageId;
+    this.#nextMessageId = (messageId + 1) >>> 0;
+    let fragments: Uint8Array[];
+    try {
+      fragments = fragmentMessage(
+        { targetActorId: target, clientId, messageId },
+        message,
+        this.#options.maxFrameBytes,
+      );
+    } catch {
+      // A frame limit with no room for a piece, or more than 65 535 pieces: too large all the same.
+      this.#drop('peer-too-large');
+      return;
+    }
+    this.peerFramesSent++;
+    this.peerMessagesFragmented++;
+    this.peerFragmentsSent += fragments.length;
+    for (const fragment of fragments) this.#send(fragment, peer.port, peer.address);
   }
 
   /** Another node answered one of this node's clients: pass the sealed frame on unchanged. */
@@ -633,10 +752,7 @@ export class NicController {
       }
       if (work.kind === 'exec') {
         (this.#held[core] as LiveRequest[]).push(work.request);
-        if (!this.#cores.sendRequest(core, core, work.request, monotonicMs)) {
-          // The ring is sized for coreQueueDepth maximal frames (checked at start), so this is a bug.
-          throw new Error(`NIC core ${core}: work ring full with ${fewest + 1} requests held`);
-        }
+        this.#handOff(core, work.request, monotonicMs);
       } else if (work.kind === 'forward') {
         this.#link.request(
           work.request.actor,
@@ -656,10 +772,49 @@ export class NicController {
     }
   }
 
+  /**
+   * Writes a request the scheduler gave `core` into the core's work ring, behind any it could not
+   * take yet. The ring is sized for coreQueueDepth frames of maxFrameBytes (LiveNode's rule), but
+   * a peer message rebuilt from fragments, or a local message over a frame (a memtable's run), is
+   * bigger: then the ring may have no room until the core has consumed what it holds. The request
+   * stays held (the scheduler counts it on the core, in order) and goes when room appears — as
+   * results come back, or on a 1 ms retry for a core that has nothing left to answer (its consumer
+   * publishes its head lazily). Before fragments this was treated as impossible and thrown.
+   */
+  #handOff(core: number, request: LiveRequest, nowMs?: number): void {
+    const unsent = this.#unsent[core] as LiveRequest[];
+    if (unsent.length === 0 && this.#cores.sendRequest(core, core, request, nowMs)) return;
+    unsent.push(request);
+    this.ringFullHandOffs++;
+    this.#armUnsentRetry();
+  }
+
+  /** Hands `core` what `#handOff` kept back, in order, while its ring has room. */
+  #sendUnsent(core: number): void {
+    const unsent = this.#unsent[core] as LiveRequest[];
+    while (unsent.length > 0 && this.#cores.sendRequest(core, core, unsent[0] as LiveRequest)) unsent.shift();
+  }
+
+  #armUnsentRetry(): void {
+    // After `stop` began the cores are going away: what is still unsent is dropped with them.
+    if (this.#unsentRetry !== undefined || this.#manageStopped) return;
+    this.#unsentRetry = setTimeout(() => {
+      this.#unsentRetry = undefined;
+      let left = false;
+      for (let core = 0; core < this.#unsent.length; core++) {
+        this.#sendUnsent(core);
+        if ((this.#unsent[core] as LiveRequest[]).length > 0) left = true;
+      }
+      if (left) this.#armUnsentRetry();
+    }, 1);
+    this.#unsentRetry.unref();
+  }
+
   #result(core: number, reader: FrameReader): void {
     const request = (this.#held[core] as LiveRequest[]).shift();
     const nowMs = performance.now();
     this.#cores.release(core, nowMs);
+    if ((this.#unsent[core] as LiveRequest[]).length > 0) this.#sendUnsent(core);
     if (!request) return;
     const kind = reader.u8();
     reader.u32();
@@ -789,6 +944,7 @@ export class NicController {
     // The requests behind the runaway never ran: they go back, ahead of newer ones.
     this.scheduler.returnQueued(core, wallNs());
     held.length = 0;
+    (this.#unsent[core] as LiveRequest[]).length = 0;
     const actor = request.actor;
     const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
     this.#drop('watchdog');

@@ -101,7 +101,7 @@ const caseArb: fc.Arbitrary<Case> = fc.oneof(
   fc
     .tuple(
       validRequest,
-      fc.integer({ min: 0, max: 255 }).filter((f) => ![0x01, 0x09, 0x02, 0x06, 0x10].includes(f)),
+      fc.integer({ min: 0, max: 255 }).filter((f) => ![0x01, 0x09, 0x02, 0x06, 0x10, 0x30].includes(f)),
     )
     .map(([bytes, flags]): Case => {
       bytes[3] = flags;

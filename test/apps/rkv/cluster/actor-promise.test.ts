@@ -1,0 +1,110 @@
+/**
+ * An election after a burst of values near the 8 KiB limit, in RKV's live actor form: three nodes;
+ * one follower's node killed while the others take 40 values of 8 000 bytes (~320 KB), then the
+ * leader's node killed and the follower's started again. The two survivors must elect a leader,
+ * take a put, and read back every acknowledged value through it; no handler may fail and no node
+ * may refuse a peer message as too large.
+ *
+ * When the replica that was behind stands first, the other's promise carries all 40 entries
+ * (~330 KB, six 65 000-byte datagrams): it crosses in fragments (net/fragments.ts), and the new
+ * leader must not re-propose the chosen entries it learns — before, that one handler run's outputs
+ * (an accept per follower and a log entry per slot, plus applies) passed the ring's 1 MiB frame, the
+ * run failed whole and its applies were lost: 16 acknowledged values read back absent (seed 2;
+ * with that re-proposal put back, this test failed 3 runs of 3). Which replica stands first
+ * depends on timing (the one that was behind did in 4 of 5 runs here with seed 2); the test prints
+ * whether a promise went in fragments, and checks the same either way.
+ */
+
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
+import { writeActorCluster } from './actor-fixture.ts';
+
+// Seed 2 made the replica that was behind win the election in most runs here (the path above).
+const seed = Number(process.env['IPIPE_TEST_SEED'] ?? 2);
+process.stderr.write(`rkv actor promise seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
+
+const encoder = new TextEncoder();
+const KEYS = 40;
+const VALUE_BYTES = 8000;
+
+function valueFor(index: number): Uint8Array {
+  const value = new Uint8Array(VALUE_BYTES).fill(97 + ((index + seed) % 26));
+  value.set(encoder.encode(`${seed}:${index}:`), 0);
+  return value;
+}
+
+interface NodeStats {
+  readonly drops: Readonly<Record<string, number>>;
+  readonly peer: { readonly fragmented: number; readonly reassembled: number };
+}
+
+test('after a burst of 8 000-byte writes, the leader killed and a lagging follower back: a new leader serves every value', {
+  timeout: 90_000,
+}, async () => {
+  const { dir, spec, file } = await writeActorCluster('rkv-promise-');
+  const leader = seed % 3;
+  const lagging = (leader + 1) % 3;
+  const setup = { heartbeatMs: 50, electionTimeoutMs: 300, leader, dataDir: join(dir, 'data') };
+  const stderrs = new Map<number, string>();
+  const onStderr = (node: number, text: string) => stderrs.set(node, (stderrs.get(node) ?? '') + text);
+  const cluster = await LocalCluster.launch({ file, spec, onStderr, extraArgs: ['--metrics-port', '0'] });
+  const connection = await RkvActorConnection.connect(spec);
+  try {
+    await connection.setup(setup);
+    const writer = connection.client(1);
+    await writer.put(encoder.encode('before'), encoder.encode('all three'), 20_000);
+    await cluster.kill(lagging);
+    const clients = Array.from({ length: 8 }, (_, i) => connection.client(10 + i));
+    let next = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        while (next < KEYS) {
+          const index = next++;
+          await client.put(encoder.encode(`k${index}`), valueFor(index), 20_000);
+        }
+      }),
+    );
+    await cluster.kill(leader);
+    await cluster.start(lagging);
+    await connection.restartReplica(lagging);
+    const t0 = performance.now();
+    await writer.put(encoder.encode('after'), encoder.encode('two'), 30_000);
+    process.stderr.write(
+      `a put went through ${(performance.now() - t0).toFixed(0)} ms after the restart; leader ${writer.leaderOf(0)}\n`,
+    );
+    const absent: number[] = [];
+    for (let index = 0; index < KEYS; index++) {
+      const value = await writer.get(encoder.encode(`k${index}`), 20_000);
+      if (value === null) absent.push(index);
+      else assert.deepEqual(value, valueFor(index), `k${index}`);
+    }
+    assert.deepEqual(absent, [], 'every acknowledged value reads back');
+    let fragmented = 0;
+    for (const node of [0, 1, 2]) {
+      if (node === leader) continue;
+      const admin = cluster.node(node)?.banner.admin;
+      assert.ok(admin, `node ${node} serves /stats`);
+      const stats = (await (await fetch(new URL('/stats', admin))).json()) as NodeStats;
+      assert.equal(
+        stats.drops['peer-too-large'] ?? 0,
+        0,
+        `node ${node} refused no peer message as too large`,
+      );
+      fragmented += stats.peer.fragmented;
+      assert.doesNotMatch(stderrs.get(node) ?? '', /a handler failed/, `no handler failed on node ${node}`);
+    }
+    process.stderr.write(`peer messages sent in fragments by the survivors: ${fragmented}\n`);
+  } catch (error) {
+    for (const [node, text] of stderrs)
+      process.stderr.write(`node ${node} stderr tail:\n${text.slice(-3000)}\n`);
+    throw error;
+  } finally {
+    await connection.close();
+    await cluster.stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
