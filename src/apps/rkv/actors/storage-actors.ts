@@ -35,11 +35,20 @@
  * actor, FIFO behind the `apply-del`) gets the same answer at whichever replica leads by then — a
  * new leader after a fail-over included. A retry that arrives while this memtable's probe for it is
  * still out is queued (`waiting`) and answered with the probe's answer, never DEL_UNKNOWN.
- * DEL_UNKNOWN remains for a replica that has no answer: one restarted from its durable log, for a
- * followed delete of a key its memtables do not hold (its consensus actor sends those `probe`
- * false: its disk may hold tables flushed before the crash from slots above those it re-applies,
- * so a probe would read a later state — see consensus-actor.ts "deletes"), one that installed a
- * snapshot (folded deletes carry no answer), and a stale retry of a client that has moved on.
+ *
+ * The disk decides a probe at slot s only when it is behind s. Each flush carries the last slot the
+ * memtable applied before it froze (`appliedSlot` → `frozenSlot` in meta; every piece of one table
+ * carries it), and the disk keeps D, the largest one written (sim-disk.ts; the live LsmDisk keeps
+ * it in its tables, durably with them). D < s ⇒ the disk holds no write of slot s or later, and
+ * every write below s it lacks is in the memtables: in order without a crash; after a restart the
+ * memtables re-apply the log's snapshot (every key ever written, at its slot) and every slot above
+ * it, and after an install the snapshot's items at its slot — newer than any table already there.
+ * D ≥ s happens only to a replica restarted from its log re-applying slots at or below what it had
+ * flushed before the crash: the disk may hold later writes of the key, so the reader answers
+ * DEL_UNKNOWN and the memtable remembers nothing (and tells its client, if any, DEL_UNKNOWN).
+ * DEL_UNKNOWN remains for a replica that has no answer: one whose disk was ahead of the delete's
+ * slot, one that installed a snapshot (folded deletes carry no answer), a stale retry of a client
+ * that has moved on, and a probe whose disk could not be read.
  *
  * DBSIZE (messages.ts "DBSIZE"): the memtable, FIFO behind the applies (so at one point in log
  * order), counts the live keys of its active and frozen memtables (the active one shadows) and
@@ -66,7 +75,9 @@
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
  *                                             2: delete probes and key counts out at the
- *                                             SSTable reader
+ *                                             SSTable reader, 3: entries of the frozen one
+ *                                             sent, 4: last slot applied, 5: that slot when
+ *                                             the frozen one froze (its flushes carry it)
  *                       answers DmoNumberMap  clientId → 2·seq + existed of the client's last
  *                                             delete this memtable decided (a retry's `del-again`)
  *                       waiting DmoHashMap    "clientId:seq" → queued retries' origins, while that

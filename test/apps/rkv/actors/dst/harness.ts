@@ -7,9 +7,10 @@
  * timeouts and retries (a retried put or delete keeps its clientId and seq: exactly-once; about a
  * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
  * are as before; a delete's answer says whether the key existed and is checked like a read,
- * except DEL_UNKNOWN — a retry of an applied delete at a replica restarted during the run (it
- * remembers no delete it only follows) or that installed a snapshot since the call; counted, and
- * in `deletesUnknownUnexplained` when neither excuse holds — which counts as indeterminate); on
+ * except DEL_UNKNOWN — a retry of an applied delete at a replica restarted since the call (its
+ * memtable's answers were NIC memory, and re-applying the delete's slot its disk may be ahead of it)
+ * or that installed a snapshot since the call; counted, and in `deletesUnknownUnexplained` when
+ * neither excuse holds — which counts as indeterminate); on
  * `refused` they follow the leader hint, on a timeout they try the next replica. With `scans`,
  * some reads are one SCAN page of a random range of the keys (a small random limit, so pages end
  * early and name their next key), checked by the KV model as a read of every key of the range the
@@ -174,9 +175,10 @@ export interface ActorDstStats {
   deletes: number;
   deletesUnknown: number;
   /**
-   * DEL_UNKNOWN answers by a replica that was never restarted in the run and installed no snapshot
-   * since the delete was called: every replica decides and remembers a delete's answer when it applies it
-   * (storage-actors.ts "Deletes"), so these must be 0.
+   * DEL_UNKNOWN answers by a replica that neither restarted nor installed a snapshot since the
+   * delete was called: every replica decides and remembers a delete's answer when it applies it
+   * (storage-actors.ts "Deletes") — one restarted before the call too, as the delete's slot is above
+   * every slot chosen before the call, so above its disk's D — so these must be 0.
    */
   deletesUnknownUnexplained: number;
   /** Conditional puts acknowledged: written, and not written (Redis's nil). */
@@ -232,6 +234,8 @@ interface PendingOp {
   readonly callAt: number;
   /** Each replica's snapshot installs when the op was called (a DEL_UNKNOWN's excuse, see stats). */
   readonly installsAtCall: readonly number[];
+  /** Each replica's restarts when the op was called (the other excuse). */
+  readonly restartsAtCall: readonly number[];
   attempt: number;
   done: boolean;
 }
@@ -332,8 +336,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     const endNs = startNs + WORKLOAD_NS;
     const keys = random.fork('keys').int(2, 6);
     const history: KvHistoryOp[] = [];
-    /** Replicas restarted so far: their memtables remember no delete they only follow. */
-    const restarted = new Set<number>();
+    /** Restarts of each replica so far: a restart loses its memtable's remembered answers. */
+    const restarts: number[] = new Array<number>(replicas).fill(0);
 
     const view = (r: number): ConsensusView | undefined => {
       if (cluster.isDown(r)) return undefined;
@@ -431,11 +435,10 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
               // anywhere after its call, as an op that timed out.
               stats.deletesUnknown++;
               const installed = (d.logs[to]?.installs ?? 0) > (op.installsAtCall[to] ?? 0);
-              if (!restarted.has(to) && !installed) {
+              const restartedSince = (restarts[to] ?? 0) > (op.restartsAtCall[to] ?? 0);
+              if (!restartedSince && !installed) {
                 stats.deletesUnknownUnexplained++;
-                trace(
-                  `${kernel.now()} DEL_UNKNOWN from replica ${to}, never restarted, no install since the call`,
-                );
+                trace(`${kernel.now()} DEL_UNKNOWN from replica ${to}, no restart or install since the call`);
               }
               history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
             } else {
@@ -545,6 +548,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         message,
         callAt: kernel.now(),
         installsAtCall: d.logs.map((log) => log.installs),
+        restartsAtCall: [...restarts],
         attempt: 0,
         done: false,
       };
@@ -646,7 +650,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           trace(`${kernel.now()} nemesis: crash ${r}${r === leader ? ' (the leader)' : ''}`);
           kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
             restartReplica(d, r);
-            restarted.add(r);
+            restarts[r] = (restarts[r] ?? 0) + 1;
             down.delete(r);
             stats.restarts++;
             trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -676,7 +680,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             );
             kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
               restartReplica(d, r);
-              restarted.add(r);
+              restarts[r] = (restarts[r] ?? 0) + 1;
               down.delete(r);
               stats.restarts++;
               trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -715,6 +719,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         message: { type: 'get', key: rkvKey(Number(key)) },
         callAt: kernel.now(),
         installsAtCall: d.logs.map((log) => log.installs),
+        restartsAtCall: [...restarts],
         attempt: 0,
         done: false,
       };
