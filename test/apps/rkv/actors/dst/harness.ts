@@ -68,6 +68,7 @@ import {
   type KvInput,
   kvModel,
 } from '../../../../../src/apps/rkv/check/index.ts';
+import { DmoNumberMap } from '../../../../../src/dmo/index.ts';
 import { EventKernel } from '../../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../../src/platform/sim/sim-cluster.ts';
 import { Random } from '../../../../../src/random.ts';
@@ -181,6 +182,13 @@ export interface ActorDstStats {
    * every slot chosen before the call, so above its disk's D — so these must be 0.
    */
   deletesUnknownUnexplained: number;
+  /**
+   * At the end, the delete answers the replicas' memtables remember (`answers`) for a delete whose
+   * client got a known answer — each must equal it (check 'delete-answers') — and those of them
+   * held by a replica restarted in the run (which decides deletes again once its disk is behind).
+   */
+  deleteAnswersHeld: number;
+  deleteAnswersHeldRestarted: number;
   /** Conditional puts acknowledged: written, and not written (Redis's nil). */
   conditionalWritten: number;
   conditionalNotWritten: number;
@@ -199,6 +207,7 @@ export type ActorDstCheck =
   | 'lost-write'
   | 'replicas-behind'
   | 'replicas-differ'
+  | 'delete-answers'
   | 'exception';
 
 export type ActorDstResult =
@@ -279,6 +288,8 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     scansCut: 0,
     deletesUnknown: 0,
     deletesUnknownUnexplained: 0,
+    deleteAnswersHeld: 0,
+    deleteAnswersHeldRestarted: 0,
     maxLogRecords: 0,
     events: 0,
   };
@@ -338,6 +349,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     const history: KvHistoryOp[] = [];
     /** Restarts of each replica so far: a restart loses its memtable's remembered answers. */
     const restarts: number[] = new Array<number>(replicas).fill(0);
+    /** "clientId:seq" → existed, for each delete its client got a known answer for. */
+    const deleteAnswers = new Map<string, boolean>();
 
     const view = (r: number): ConsensusView | undefined => {
       if (cluster.isDown(r)) return undefined;
@@ -442,6 +455,8 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
               }
               history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
             } else {
+              if (op.message.type === 'del')
+                deleteAnswers.set(`${op.clientId}:${op.message.seq}`, answer.existed === DEL_EXISTED);
               history.push({
                 clientId: op.clientId,
                 input: op.input,
@@ -833,6 +848,33 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           return fail(
             'replicas-differ',
             `replica ${r} (applied ${v.applied}) has key ${key} = ${value}, the verifier read ${want}`,
+          );
+        }
+      }
+    }
+    // Every replica decides each delete the same way (storage-actors.ts "Deletes"): what a memtable
+    // remembers for a client's delete must be the answer that client got — a replica restarted
+    // past a later flush must decide nothing rather than read its disk ahead of the slot.
+    const clientIds = new Set<number>();
+    for (const name of deleteAnswers.keys()) clientIds.add(Number(name.split(':')[0]));
+    for (let r = 0; r < replicas; r++) {
+      if (cluster.isDown(r)) continue;
+      const instance = cluster.node(r).instance(d.memtables[r]!.id);
+      const root = instance.root('answers');
+      if (root === undefined) continue;
+      const answers = DmoNumberMap.open(instance.heap, root);
+      for (const clientId of clientIds) {
+        const held = answers.get(clientId);
+        if (held === undefined) continue;
+        const want = deleteAnswers.get(`${clientId}:${Math.floor(held / 2)}`);
+        if (want === undefined) continue;
+        stats.deleteAnswersHeld++;
+        if ((restarts[r] ?? 0) > 0) stats.deleteAnswersHeldRestarted++;
+        if ((held % 2 === DEL_EXISTED) !== want) {
+          return fail(
+            'delete-answers',
+            `replica ${r} (restarted ${restarts[r] ?? 0}×) remembers client ${clientId}'s delete ` +
+              `seq ${Math.floor(held / 2)} as ${held % 2 === DEL_EXISTED ? 'existed' : 'absent'}; the client was told the opposite`,
           );
         }
       }
