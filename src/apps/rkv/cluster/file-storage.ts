@@ -386,7 +386,8 @@ function decodeAppliedSlot(directory: string, bytes: Uint8Array): number {
  * writes it describes: after a crash it is exactly what the durable tables say (a table written but
  * not yet named by the manifest is gone, and its D with it), never ahead or behind. Each write
  * stores max(D, the run's slot), so the newest entry of the key — what reads and compactions
- * keep — is the maximum. Lookups, counts and scans leave the key out.
+ * keep — is the maximum. Lookups, counts and scans leave the key out. A store with tables and no
+ * D (written before D was kept) counts as ahead of every slot.
  */
 export class LsmDisk extends SimDisk {
   readonly #engine: LsmEngine;
@@ -396,7 +397,11 @@ export class LsmDisk extends SimDisk {
     super({ baseKeys: 0, valueBytes: 0 });
     this.#engine = engine;
     const stored = engine.get(APPLIED_SLOT_KEY);
-    this.#appliedSlot = stored === undefined ? 0 : decodeAppliedSlot(engine.tree.directory, stored);
+    if (stored !== undefined) this.#appliedSlot = decodeAppliedSlot(engine.tree.directory, stored);
+    // Tables but no D: a store written before D was kept (or only by runs of no slot). What it
+    // holds is unknown, so it is taken as ahead of every slot: its reader decides no delete's
+    // probe (as a restarted replica's never did before), never one from a later state.
+    else this.#appliedSlot = engine.flushedSequence > 0 ? Number.MAX_SAFE_INTEGER : 0;
   }
 
   /** D, as the durable tables hold it (see the class comment). */

@@ -294,3 +294,20 @@ test("a crash at any file-system call of a flush leaves an LsmDisk's D exactly w
     assert.deepEqual([...outcomes].sort(), [10, 20], 'crashes before and after the commit were both tried');
   });
 });
+
+test('an LsmDisk with tables but no D (written before D was kept) counts as ahead of every slot', () => {
+  withDir((dir) => {
+    const path = join(dir, 'lsm');
+    const disk = LsmDisk.open(path);
+    disk.writeLevel0(encodeRun([{ key: bytes('old'), value: bytes('1') }])); // a run of no slot
+    assert.equal(disk.appliedSlot, 0);
+    disk.close({ flush: false });
+    const reopened = LsmDisk.open(path);
+    assert.equal(reopened.appliedSlot, Number.MAX_SAFE_INTEGER, 'what its tables hold is unknown');
+    reopened.close();
+    LsmDisk.open(join(dir, 'empty')).close();
+    const empty = LsmDisk.open(join(dir, 'empty'));
+    assert.equal(empty.appliedSlot, 0, 'an empty store holds no slot');
+    empty.close();
+  });
+});
