@@ -37,14 +37,11 @@
  *          answers `del-ok` with whether the key existed. A duplicate delete (skipped at apply, or
  *          answered by the leader at once) goes to the memtable as `del-again`: the sessions table
  *          keeps seqs, every replica's memtable each client's last delete answer, decided when it
- *          applied the delete (storage-actors.ts), so a retry after a fail-over gets it too. Not a
- *          replica restarted from a non-empty log: its disk may hold tables flushed before the
- *          crash from slots above those it re-applies (a catch-up's applies reach the memtable
- *          before the log), so a probe would read a later state; it sends a followed delete with
- *          `probe` false, and its memtable remembers only what it decides from the memtables
- *          (which hold every key the log's snapshot and re-applied entries wrote); a miss decides
- *          nothing (a retry there gets DEL_UNKNOWN). Deletes it proposes itself are fresh slots,
- *          above anything chosen before its crash, and probe as usual.
+ *          applied the delete (storage-actors.ts), so a retry after a fail-over gets it too — on a
+ *          replica restarted from its log as well: its SSTable reader decides a key its memtables
+ *          do not hold only when its disk holds nothing from the delete's slot or later (the disk
+ *          records the last slot it holds, storage-actors.ts "Deletes"); a disk that is ahead (the
+ *          slot re-applied after a restart past a later flush) decides nothing: DEL_UNKNOWN.
  *   lease reads: a `get` at the leader is served only while its lease holds — a majority
  *          (itself included) acknowledged a heartbeat it sent at t, lease until t + T — and once
  *          it applied a slot of its own ballot; then it goes to the memtable with the client's
@@ -280,13 +277,8 @@ const META = {
   rebuildChunks: 57,
   /** Handler runs that stopped at RKV_BURST_BYTES and left the rest to a `resume` (a counter). */
   resumes: 58,
-  /**
-   * 1 once this incarnation recovered a non-empty log: its disk may hold tables flushed before the
-   * crash, newer than the slots it re-applies, so its followed deletes do not probe (see "deletes").
-   */
-  diskMayBeAhead: 59,
   /** Catch-up answers that brought at least one new entry (a counter; CATCHUP_BYTES cuts them). */
-  catchupAnswers: 60,
+  catchupAnswers: 59,
 } as const;
 const PEER_APPLIED = 100;
 const PEER_HEARTBEAT = 200;
@@ -978,10 +970,6 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true, budget
           });
         }
       } else {
-        // A restarted replica's disk may be ahead of this slot (see "deletes" in the header): its
-        // memtable must not probe it for a delete nobody here waits for. One with an origin was
-        // proposed by this incarnation: above anything flushed before its crash.
-        const probe = record.origin.length > 0 || state.num(META.diskMayBeAhead) === 0;
         sendTo(ctx, state.setup.memtable, {
           type: 'apply-del',
           slot,
@@ -989,7 +977,6 @@ function applyReady(ctx: RkvContext, state: ConsensusState, write = true, budget
           seq: record.seq,
           key: record.value,
           origin: record.origin,
-          probe,
         });
       }
     } else if ((!duplicate && record.key.length + record.value.length > 0) || record.origin.length > 0) {
@@ -2179,7 +2166,6 @@ function onRecover(ctx: RkvContext, state: ConsensusState, message: RkvMsg<'reco
     return;
   }
   state.set(META.recoverPart, 0);
-  if (!message.empty) state.set(META.diskMayBeAhead, 1);
   let commit = truncated;
   while (state.record(commit + 1)?.chosen === true) commit++;
   state.set(META.commit, commit);

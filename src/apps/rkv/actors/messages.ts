@@ -273,8 +273,17 @@ export const rkvMessages = messages({
   apply: { slot: COUNT, key: KEY, value: VALUE, origin: ORIGIN },
 
   // ---- the storage path -----------------------------------------------------------------------
-  /** A frozen memtable, as a sorted run (sim-disk.ts encodeRun), for the compaction actor. */
-  flush: { table: COUNT, entries: COUNT, run: field.bytes({ maxBytes: MAX_RUN_BYTES }) },
+  /**
+   * A frozen memtable, as a sorted run (sim-disk.ts encodeRun), for the compaction actor. `slot`:
+   * the last slot the memtable applied before it froze (every piece of one table carries it): the
+   * disk records the largest it wrote (`SimDisk.appliedSlot`), which decides deletes' probes.
+   */
+  flush: {
+    table: COUNT,
+    entries: COUNT,
+    run: field.bytes({ maxBytes: MAX_RUN_BYTES }),
+    slot: COUNT,
+  },
   /** The compaction actor wrote table `table`: the memtable may drop its frozen copy. */
   flushed: { table: COUNT },
 
@@ -348,25 +357,19 @@ export const rkvMessages = messages({
   /**
    * The SSTable reader's answer to a probe; `origin`: the client the memtable answers (empty at a
    * follower). `existed`: DEL_ABSENT or DEL_EXISTED, or DEL_UNKNOWN when the reader could not read
-   * its disk (it told the client so; the memtable remembers nothing).
+   * its disk (it told the client so) or its disk holds tables from the probe's slot or later (a
+   * replica restarted past a later flush: the disk may hold later writes of the key, so the memtable
+   * answers its client, if any, DEL_UNKNOWN); either way the memtable remembers nothing.
    */
   probed: { slot: COUNT, clientId: COUNT, seq: COUNT, existed: field.u8(), origin: ORIGIN },
   /**
    * A committed delete to the memtable (every replica, in slot order, as `apply`; rebuilds after a
    * restart or an install send `apply` with the delete's wire form instead): carries the session
    * so that every replica's memtable decides whether the key existed and remembers it for a retry
-   * that reaches it after a fail-over (`clientId` 0: nothing to remember). `probe` false: the disk
-   * may be ahead of this slot (a replica restarted from its log; see consensus-actor.ts "deletes"),
-   * so a key the memtables do not hold decides nothing for a delete nobody here waits for.
+   * that reaches it after a fail-over (`clientId` 0: nothing to remember). Whether the disk can
+   * decide a key the memtables do not hold is the SSTable reader's to say (`probed`).
    */
-  'apply-del': {
-    slot: COUNT,
-    clientId: COUNT,
-    seq: COUNT,
-    key: KEY,
-    origin: ORIGIN,
-    probe: field.bool(),
-  },
+  'apply-del': { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
   /**
    * The consensus actor to its memtable: a retry of session (clientId, seq), already applied;
    * answer it `del-ok` with the answer the memtable decided when it applied it (every replica's

@@ -12,6 +12,11 @@
  *               tombstones (deleted keys) included
  *
  * A lookup reads level 0 newest first, then level 1, then the base data: the LSM read order.
+ *
+ * The disk also records D (`appliedSlot`): the largest log slot its tables hold the state of —
+ * each flushed run carries the last slot its memtable applied, D is the maximum written so far
+ * (a compaction merges tables, so it keeps it). A delete at slot s whose key the memtables do not
+ * hold is decided by the disk only while D < s (storage-actors.ts "Deletes").
  * Tables are JS maps (the model needs their contents, not their block layout); what reading and
  * writing them costs a host core is declared by the actors' cost hooks (actors.ts), not measured
  * here. The disk is a device, not actor state: actors find it by the name their setup message
@@ -128,6 +133,7 @@ export class SimDisk {
   #tombstonesDropped = 0;
   #tablesWritten = 0;
   #bytesWritten = 0;
+  #appliedSlot = 0;
 
   constructor(options: { readonly baseKeys: number; readonly valueBytes: number }) {
     if (!(Number.isSafeInteger(options.baseKeys) && options.baseKeys >= 0)) {
@@ -159,13 +165,25 @@ export class SimDisk {
     return this.#tombstonesDropped;
   }
 
-  /** Writes a flushed run as the newest level-0 table; returns its entry count. */
-  writeLevel0(run: Uint8Array): number {
+  /**
+   * D: the largest slot a written run said its memtable had applied (0: none). The disk holds no
+   * write of a slot above it; it may lack some at or below it, which the memtables then hold.
+   */
+  get appliedSlot(): number {
+    return this.#appliedSlot;
+  }
+
+  /**
+   * Writes a flushed run as the newest level-0 table; returns its entry count. `appliedSlot`: the
+   * last slot its memtable applied before it froze (D becomes at least that).
+   */
+  writeLevel0(run: Uint8Array, appliedSlot = 0): number {
     const table = new Map<string, Uint8Array | null>();
     for (const entry of decodeRun(run)) table.set(latin1.decode(entry.key), entry.value ?? null);
     this.#level0.push(table);
     this.#tablesWritten++;
     this.#bytesWritten += run.length;
+    this.#appliedSlot = Math.max(this.#appliedSlot, appliedSlot);
     return table.size;
   }
 

@@ -35,11 +35,20 @@
  * actor, FIFO behind the `apply-del`) gets the same answer at whichever replica leads by then — a
  * new leader after a fail-over included. A retry that arrives while this memtable's probe for it is
  * still out is queued (`waiting`) and answered with the probe's answer, never DEL_UNKNOWN.
- * DEL_UNKNOWN remains for a replica that has no answer: one restarted from its durable log, for a
- * followed delete of a key its memtables do not hold (its consensus actor sends those `probe`
- * false: its disk may hold tables flushed before the crash from slots above those it re-applies,
- * so a probe would read a later state — see consensus-actor.ts "deletes"), one that installed a
- * snapshot (folded deletes carry no answer), and a stale retry of a client that has moved on.
+ *
+ * The disk decides a probe at slot s only when it is behind s. Each flush carries the last slot the
+ * memtable applied before it froze (`appliedSlot` → `frozenSlot` in meta; every piece of one table
+ * carries it), and the disk keeps D, the largest one written (sim-disk.ts; the live LsmDisk keeps
+ * it in its tables, durably with them). D < s ⇒ the disk holds no write of slot s or later, and
+ * every write below s it lacks is in the memtables: in order without a crash; after a restart the
+ * memtables re-apply the log's snapshot (every key ever written, at its slot) and every slot above
+ * it, and after an install the snapshot's items at its slot — newer than any table already there.
+ * D ≥ s happens only to a replica restarted from its log re-applying slots at or below what it had
+ * flushed before the crash: the disk may hold later writes of the key, so the reader answers
+ * DEL_UNKNOWN and the memtable remembers nothing (and tells its client, if any, DEL_UNKNOWN).
+ * DEL_UNKNOWN remains for a replica that has no answer: one whose disk was ahead of the delete's
+ * slot, one that installed a snapshot (folded deletes carry no answer), a stale retry of a client
+ * that has moved on, and a probe whose disk could not be read.
  *
  * DBSIZE (messages.ts "DBSIZE"): the memtable, FIFO behind the applies (so at one point in log
  * order), counts the live keys of its active and frozen memtables (the active one shadows) and
@@ -66,7 +75,9 @@
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
  *                                             2: delete probes and key counts out at the
- *                                             SSTable reader
+ *                                             SSTable reader, 3: entries of the frozen one
+ *                                             sent, 4: last slot applied, 5: that slot when
+ *                                             the frozen one froze (its flushes carry it)
  *                       answers DmoNumberMap  clientId → 2·seq + existed of the client's last
  *                                             delete this memtable decided (a retry's `del-again`)
  *                       waiting DmoHashMap    "clientId:seq" → queued retries' origins, while that
@@ -102,8 +113,19 @@ type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
 const EMPTY = new Uint8Array(0);
 
-/** flushSent: entries of the frozen memtable handed to the compaction actor so far (its pieces). */
-const MEMTABLE_META = { tablesFlushed: 0, tableInFlight: 1, probesOut: 2, flushSent: 3 } as const;
+/**
+ * flushSent: entries of the frozen memtable handed to the compaction actor so far (its pieces).
+ * appliedSlot: the last slot applied (an `apply` or `apply-del`); frozenSlot: appliedSlot when the
+ * frozen memtable froze, which its flush pieces carry (see "Deletes" in the header).
+ */
+const MEMTABLE_META = {
+  tablesFlushed: 0,
+  tableInFlight: 1,
+  probesOut: 2,
+  flushSent: 3,
+  appliedSlot: 4,
+  frozenSlot: 5,
+} as const;
 
 /**
  * Most bytes of one `flush` run (encodeRun's bytes): a frozen memtable larger than this (the active
@@ -178,6 +200,7 @@ function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: Dm
   ctx.setRoot('frozen', active.rootId);
   ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
   meta.set(MEMTABLE_META.flushSent, 0);
+  meta.set(MEMTABLE_META.frozenSlot, meta.get(MEMTABLE_META.appliedSlot) ?? 0);
   sendFlushPiece(ctx, setup, meta, active);
 }
 
@@ -211,7 +234,13 @@ function sendFlushPiece(
   }
   ctx.send(
     to,
-    { type: 'flush', table, entries: entries.length, run: encodeRun(entries) },
+    {
+      type: 'flush',
+      table,
+      entries: entries.length,
+      run: encodeRun(entries),
+      slot: meta.get(MEMTABLE_META.frozenSlot) ?? 0,
+    },
     { origin: 'none' },
   );
 }
@@ -234,8 +263,6 @@ function memtableDelete(
     readonly clientId: number;
     readonly seq: number;
     readonly key: Uint8Array;
-    /** Whether a miss may be decided by a probe of the disk (see `apply-del`). */
-    readonly probe: boolean;
   },
   origin: Uint8Array,
 ): void {
@@ -257,7 +284,6 @@ function memtableDelete(
     decideDelete(ctx, command.clientId, command.seq, slot, held, origin);
     return;
   }
-  if (!command.probe && origin.length === 0) return;
   const reader = rkvRef(ctx, setup.sstable);
   if (reader === undefined) {
     if (origin.length > 0)
@@ -521,6 +547,15 @@ function memtableCondCheck(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key
   ctx.send(reader, { type: 'cond-check', key });
 }
 
+/**
+ * Records the slot of an apply: the next frozen memtable's flush carries the last one (a rebuild's
+ * snapshot items come at the snapshot's slot, so a table of them says the disk is at that slot).
+ */
+function noteApplied(ctx: RkvContext, slot: number): void {
+  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
+  if (slot > (meta.get(MEMTABLE_META.appliedSlot) ?? 0)) meta.set(MEMTABLE_META.appliedSlot, slot);
+}
+
 /** A probe or key count answered: the flush hold it took is released. */
 function releaseHold(ctx: RkvContext): void {
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
@@ -578,10 +613,12 @@ export const rkvMemtable = defineActor({
       case 'apply': {
         if (isDeleteCommand(message)) {
           // A rebuild (restart, install): no session, nobody waits.
-          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value, probe: false };
+          noteApplied(ctx, message.slot);
+          const command = { slot: message.slot, clientId: 0, seq: 0, key: message.value };
           memtableDelete(ctx, setup, active, command, message.origin);
           return maybeFlush(ctx, setup, active);
         }
+        noteApplied(ctx, message.slot);
         if (message.key.length > 0) active.put(message.key, message.value, message.slot);
         if (message.origin.length > 0) {
           const decoded = readOrigin(message.origin, 0);
@@ -597,6 +634,7 @@ export const rkvMemtable = defineActor({
         if (ctx.origin.kind !== 'none') ctx.reply({ type: 'ready' });
         return maybeFlush(ctx, setup, active);
       case 'apply-del':
+        noteApplied(ctx, message.slot);
         memtableDelete(ctx, setup, active, message, message.origin);
         return maybeFlush(ctx, setup, active);
       case 'del-again':
@@ -618,8 +656,10 @@ export const rkvMemtable = defineActor({
       case 'probed': {
         releaseHold(ctx);
         if (message.existed === DEL_UNKNOWN) {
-          // The reader could not read the disk (and told the waiting client so): nothing to
-          // remember; retries queued behind the probe learn that the delete took effect.
+          // The disk could not decide (ahead of the slot) or not be read (the client was told):
+          // nothing to remember; retries queued behind the probe learn that it took effect.
+          if (message.origin.length > 0)
+            answerOrigin(ctx, message.origin, { type: 'del-ok', slot: message.slot, existed: DEL_UNKNOWN });
           answerWaiting(ctx, message.clientId, message.seq, DEL_UNKNOWN);
         } else {
           const existed = message.existed === DEL_EXISTED;
@@ -698,6 +738,20 @@ export const rkvSstableReader = defineActor({
       return;
     }
     if (ctx.origin.kind === 'none') return;
+    if (message.type === 'probe' && disk.appliedSlot >= message.slot) {
+      // The disk holds writes of the delete's slot or later (a replica restarted past a later
+      // flush re-applies older slots): it is not the state before the delete, so it decides
+      // nothing; the memtable answers its client, if any, DEL_UNKNOWN and remembers nothing.
+      ctx.reply({
+        type: 'probed',
+        slot: message.slot,
+        clientId: message.clientId,
+        seq: message.seq,
+        existed: DEL_UNKNOWN,
+        origin: message.origin,
+      });
+      return;
+    }
     const found = disk.lookup(message.key).value;
     if (message.type === 'probe') {
       ctx.reply({
@@ -827,7 +881,7 @@ export const rkvCompaction = defineActor({
       ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered; the flush is lost');
       return;
     }
-    disk.writeLevel0(message.run);
+    disk.writeLevel0(message.run, message.slot);
     if (disk.level0Tables >= setup.level0Trigger) disk.compactLevel0();
     const memtable = rkvRef(ctx, setup.memtable);
     if (memtable !== undefined)

@@ -29,8 +29,9 @@
  * a per-key lock, then committed as a plain put (messages.ts "Conditional puts"): OK or nil.
  *
  * What the actors do not have is refused with `-ERR` (BackendUnsupportedError), never faked:
- * the count of a DEL whose retry reached a leader that holds no answer for it: restarted from its
- * files or brought back by a snapshot install (the delete is done; every other replica keeps it).
+ * the count of a DEL whose retry reached a leader that holds no answer for it: one that re-applied
+ * the delete after a restart past a later flush of its disk, or installed a snapshot covering it
+ * (the delete is done; every other replica keeps it).
  * While no leader answers, commands get `-TRYAGAIN`.
  */
 
@@ -118,8 +119,9 @@ export class ActorKvBackend implements KvBackend {
     if (existed.includes(null)) {
       throw new BackendUnsupportedError(
         'DEL took effect, but its reply was lost and the retry reached a replica that holds no answer for it ' +
-          "(one restarted from its files, or brought back by a snapshot install: RKV's actors keep a delete's " +
-          'answer in memory on every replica); the keys are deleted — count them with EXISTS before a DEL if the count matters',
+          '(one that re-applied it after a restart past a later flush of its disk, or installed a snapshot covering it: ' +
+          "RKV's actors keep a delete's answer in memory on every replica); the keys are deleted — " +
+          'count them with EXISTS before a DEL if the count matters',
       );
     }
     return existed.filter((value) => value === true).length;

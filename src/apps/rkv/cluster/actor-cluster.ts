@@ -563,9 +563,10 @@ export class RkvActorClient {
   /**
    * Deletes under this client's session (exactly once, like a put); resolves once the tombstone is
    * applied at the leader: true when the key held a value just before, false when it did not,
-   * null when a retry found it applied at a replica that holds no answer for it (one restarted from
-   * its files, or brought back by a snapshot install: the delete took effect once; every other
-   * replica decided and kept its answer when it applied it, so a fail-over alone does not lose it).
+   * null when a retry found it applied at a replica that holds no answer for it (one that re-applied
+   * it after a restart past a later flush of its disk, or installed a snapshot covering it: the
+   * delete took effect once; every other replica decided and kept its answer when it applied it, so
+   * a fail-over alone does not lose it).
    */
   async del(key: Uint8Array, giveUpMs = 10_000): Promise<boolean | null> {
     if (key.length === 0) throw new ConfigError('key', 'a delete needs a key of 1 byte or more');

@@ -35,6 +35,7 @@ import { dirname } from 'node:path';
 import { crc32c } from '../../../dmo/crc32c.ts';
 import { type DiskLookup, decodeRun, diskKeyName, SimDisk } from '../actors/sim-disk.ts';
 import { type DurableEntry, SimLog, type SnapshotChunk } from '../actors/sim-log.ts';
+import type { LsmFileSystem } from '../lsm/file-system.ts';
 import { LsmEngine } from '../lsm/lsm-engine.ts';
 import { ClusterStorageError } from './errors.ts';
 
@@ -355,38 +356,92 @@ export class FileLog extends SimLog {
   }
 }
 
+/** Where LsmDisk keeps D: the empty key, which no RKV write uses (see LsmDisk). */
+const APPLIED_SLOT_KEY = new Uint8Array(0);
+
+function encodeAppliedSlot(slot: number): Uint8Array {
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(slot), true);
+  return bytes;
+}
+
+function decodeAppliedSlot(directory: string, bytes: Uint8Array): number {
+  const slot =
+    bytes.length === 8 ? Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true)) : -1;
+  if (!Number.isSafeInteger(slot) || slot < 0)
+    throw new ClusterStorageError(directory, `its applied slot is ${bytes.length} bytes, not a u64 slot`);
+  return slot;
+}
+
 /**
  * A `SimDisk` that is the real LSM engine (src/apps/rkv/lsm) over a directory: each flushed
  * memtable run is written as checksummed SSTables (index block, Bloom filter) and made durable
  * before `writeLevel0` returns; `compactLevel0` runs the engine's leveled compaction (levels
  * growing by its size ratio) until nothing is due. Lookups read the
  * engine in LSM order. The engine's directory lock keeps a second process off the files.
+ *
+ * D (`appliedSlot`, sim-disk.ts) is stored IN the store, under the empty key — a key RKV never
+ * writes (its puts and deletes need a key of 1 byte or more, messages.ts "Deletes") — as a u64
+ * written with the run that raises it. So it lands in the same table and manifest commit as the
+ * writes it describes: after a crash it is exactly what the durable tables say (a table written but
+ * not yet named by the manifest is gone, and its D with it), never ahead or behind. Each write
+ * stores max(D, the run's slot), so the newest entry of the key — what reads and compactions
+ * keep — is the maximum. Lookups, counts and scans leave the key out. A store with tables and no
+ * D (written before D was kept) counts as ahead of every slot.
  */
 export class LsmDisk extends SimDisk {
   readonly #engine: LsmEngine;
+  #appliedSlot: number;
 
   private constructor(engine: LsmEngine) {
     super({ baseKeys: 0, valueBytes: 0 });
     this.#engine = engine;
+    const stored = engine.get(APPLIED_SLOT_KEY);
+    if (stored !== undefined) this.#appliedSlot = decodeAppliedSlot(engine.tree.directory, stored);
+    // Tables but no D: a store written before D was kept (or only by runs of no slot). What it
+    // holds is unknown, so it is taken as ahead of every slot: its reader decides no delete's
+    // probe (as a restarted replica's never did before), never one from a later state.
+    else this.#appliedSlot = engine.flushedSequence > 0 ? Number.MAX_SAFE_INTEGER : 0;
   }
 
-  /** Opens (or creates) the store in `directory`; LSM errors name the file at fault. */
-  static open(directory: string): LsmDisk {
+  /** D, as the durable tables hold it (see the class comment). */
+  override get appliedSlot(): number {
+    return this.#appliedSlot;
+  }
+
+  /**
+   * Opens (or creates) the store in `directory`; LSM errors name the file at fault. `fileSystem`:
+   * the engine's (default the node's; tests inject faults).
+   */
+  static open(directory: string, options: { readonly fileSystem?: LsmFileSystem } = {}): LsmDisk {
     mkdirSync(directory, { recursive: true });
     // A run is flushed whole by writeLevel0, never by the memtable filling up.
-    return new LsmDisk(LsmEngine.open({ directory, createIfMissing: true, memtableBytes: 1 << 30 }));
+    const engineOptions = { directory, createIfMissing: true, memtableBytes: 1 << 30 };
+    return new LsmDisk(
+      LsmEngine.open(
+        options.fileSystem === undefined
+          ? engineOptions
+          : { ...engineOptions, fileSystem: options.fileSystem },
+      ),
+    );
   }
 
   override get level0Tables(): number {
     return this.#engine.stats().levels[0]?.tableCount ?? 0;
   }
 
-  override writeLevel0(run: Uint8Array): number {
+  override writeLevel0(run: Uint8Array, appliedSlot = 0): number {
     const entries = decodeRun(run);
     for (const { key, value } of entries) {
       // The engine's own tombstone: its compaction drops it at the last level (lsm/compaction.ts).
       if (value === undefined) this.#engine.delete(key);
       else this.#engine.put(key, value);
+    }
+    if (appliedSlot > this.#appliedSlot) {
+      this.#engine.put(APPLIED_SLOT_KEY, encodeAppliedSlot(appliedSlot));
+      // Raised before the flush: if it fails, the engine retries it with a later flush, and a D
+      // ahead of the tables only makes the reader decide fewer deletes (one behind would be wrong).
+      this.#appliedSlot = appliedSlot;
     }
     this.#engine.flush();
     return entries.length;
@@ -404,6 +459,7 @@ export class LsmDisk extends SimDisk {
   }
 
   override lookup(key: Uint8Array): DiskLookup {
+    if (key.length === 0) return { value: undefined, from: 'none' };
     const value = this.#engine.get(key);
     return value === undefined ? { value: undefined, from: 'none' } : { value, from: 'level-1' };
   }
@@ -411,7 +467,7 @@ export class LsmDisk extends SimDisk {
   /** The engine's live keys outside `decided` (a full scan of the store: DBSIZE). */
   override countLiveKeys(decided: ReadonlySet<string>): number {
     let live = 0;
-    for (const [key] of this.#engine.scan()) if (!decided.has(diskKeyName(key))) live++;
+    for (const [key] of this.#engine.scan()) if (key.length > 0 && !decided.has(diskKeyName(key))) live++;
     return live;
   }
 
@@ -420,7 +476,8 @@ export class LsmDisk extends SimDisk {
     start: Uint8Array,
     end: Uint8Array | undefined,
   ): Generator<[Uint8Array, Uint8Array], void, undefined> {
-    yield* this.#engine.scan(end === undefined ? { start } : { start, end });
+    for (const pair of this.#engine.scan(end === undefined ? { start } : { start, end }))
+      if (pair[0].length > 0) yield pair;
   }
 
   /** Closes the engine, its lock released (`flush: false` leaves nothing more on disk: tests). */

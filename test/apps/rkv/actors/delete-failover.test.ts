@@ -9,9 +9,12 @@
  *   absent     the key was never written                                      → absent (a probe)
  *   race       retries of one delete arriving every microsecond at the leader, some while its
  *              probe is out: each waits for the probe and gets the decided answer
- *   restart    a replica restarted from its log decides a delete it only follows from its
- *              memtables (a hit), never by a probe of a disk that may be ahead: a miss there leaves
- *              a retry DEL_UNKNOWN (documented), never a wrong answer
+ *   restart    a replica restarted from its log decides a delete it follows from its memtables
+ *              (a hit), else by a probe that its disk answers only when it holds nothing from the
+ *              delete's slot or later (D < s): every delete after a restart's replay is decided,
+ *              also long after the restart (a rolling restart, then fail-overs: not DEL_UNKNOWN)
+ *   ahead      a restarted replica re-applying a delete of a key its disk holds from a LATER slot
+ *              (flushed before the crash) decides nothing, never a wrong answer
  *   SET NX     a conditional put that wrote, retried after a fail-over, is answered from the
  *              replicated sessions (written), not decided again (the key exists now: nil)
  */
@@ -177,7 +180,7 @@ test('retries that reach the leader while its probe is out wait for the probe: a
   assert.deepEqual(counts, [0, 150, 0, 0], 'absent, existed, unknown, other');
 });
 
-test('a restarted replica decides followed deletes from its memtables only: a miss there is DEL_UNKNOWN, not a guess', () => {
+test('a restarted replica decides a followed delete of a key its memtables miss by a probe (its disk is behind the slot)', () => {
   const d = deployElecting(3, SMALL_MEMTABLE);
   const first = leaderOf(d);
   const restarted = (first + 1) % 3;
@@ -199,10 +202,69 @@ test('a restarted replica decides followed deletes from its memtables only: a mi
   assert.equal(remembered(kept, 8), 2 * 1 + DEL_EXISTED, 'a hit: the replica that never restarted');
   assert.equal(remembered(restarted, 8), 2 * 1 + DEL_EXISTED, 'a hit: the restarted replica too');
   assert.equal(remembered(kept, 9), 2 * 1 + DEL_ABSENT, 'a miss: the replica that never restarted probed');
-  assert.equal(remembered(restarted, 9), undefined, 'a miss: the restarted replica did not probe');
-  // Who wins the election after the crash is the timers' draw: each answer is checked as its own.
-  if (answeredBy === kept) assert.equal(existed, DEL_ABSENT, 'the replica that never restarted');
-  else assert.equal(existed, DEL_UNKNOWN, 'the restarted replica');
+  assert.equal(remembered(restarted, 9), 2 * 1 + DEL_ABSENT, 'a miss: the restarted replica probed too');
+  assert.ok(d.disks[restarted]!.appliedSlot < view(d, restarted).applied, 'its disk is behind the delete');
+  assert.equal(existed, DEL_ABSENT, `answered by replica ${answeredBy}`);
+});
+
+test('after a rolling restart, a later delete of a key only on disk is decided everywhere: a retry after a fail-over gets existed', () => {
+  const d = deployElecting(3, SMALL_MEMTABLE);
+  const first = leaderOf(d);
+  commit(d, first, putMessage(1, 1, 900, 1)); // every log non-empty: each restart recovers
+  settle(d, 200 * US);
+  for (const r of [0, 1, 2]) {
+    if (r === first) continue;
+    crashReplica(d, r);
+    settle(d, 200 * US);
+    restartReplica(d, r);
+    settle(d, 3 * MS);
+    assert.equal(view(d, r).recovered, 1, `replica ${r} recovered its log`);
+  }
+  const leader = leaderOf(d);
+  // Long after both restarts key 5 is written for the first time, then flushed out everywhere.
+  commit(d, leader, putMessage(1, 2, 5, 55));
+  for (let i = 0; i < 60; i++) commit(d, leader, putMessage(1, 3 + i, 100 + (i % 12), i));
+  settle(d, 300 * US);
+  for (const r of [0, 1, 2]) {
+    assert.ok(!memtableHolds(d, r, 5), `replica ${r}'s memtable no longer holds key 5`);
+    assert.ok(d.disks[r]!.lookup(rkvKey(5)).value !== undefined, `replica ${r}'s SSTables hold key 5`);
+  }
+  const { existed, answeredBy } = deleteRetriedAfterFailover(d, 5, 1);
+  assert.equal(existed, DEL_EXISTED, `answered by replica ${answeredBy}: its disk is behind the slot`);
+});
+
+test('a restarted replica re-applying a delete of a key its disk holds from a later slot decides nothing (never existed)', () => {
+  const d = deployElecting(3, SMALL_MEMTABLE);
+  const leader = leaderOf(d);
+  const follower = (leader + 1) % 3;
+  const third = (leader + 2) % 3;
+  commit(d, leader, putMessage(1, 1, 900, 1));
+  settle(d, 200 * US);
+  // The third replica down: the leader's truncation point stays where it last reported, so the
+  // follower's log keeps the delete's slot and re-applies it after its own restart.
+  crashReplica(d, third);
+  settle(d, 100 * US);
+  commit(d, leader, del(9, 1, 5)); // key 5 never written: absent at this slot
+  commit(d, leader, putMessage(1, 2, 5, 55)); // written after the delete
+  for (let i = 0; i < 20; i++) commit(d, leader, putMessage(1, 3 + i, 100 + (i % 12), i));
+  settle(d, 200 * US);
+  const remembered = (r: number, clientId: number): number | undefined => {
+    const instance = d.cluster.node(r).instance(d.memtables[r]!.id);
+    return DmoNumberMap.open(instance.heap, instance.root('answers')!).get(clientId);
+  };
+  assert.equal(remembered(follower, 9), 2 * 1 + DEL_ABSENT, 'decided absent before the crash');
+  assert.ok(!memtableHolds(d, follower, 5), 'key 5 flushed out of the follower memtable');
+  assert.ok(d.disks[follower]!.lookup(rkvKey(5)).value !== undefined, 'the follower disk holds key 5');
+  const aheadOf = d.disks[follower]!.appliedSlot;
+  crashReplica(d, follower);
+  settle(d, 100 * US);
+  restartReplica(d, follower);
+  settle(d, 2 * MS);
+  assert.equal(view(d, follower).recovered, 1, 'it recovered its log');
+  assert.ok(view(d, follower).truncated < aheadOf, 'it re-applied slots its disk is ahead of');
+  assert.ok(d.disks[follower]!.appliedSlot >= aheadOf, "the disk's D survived the restart");
+  const answer = remembered(follower, 9);
+  assert.ok(answer === undefined, `remembered nothing (got ${answer}): the disk holds key 5's later write`);
 });
 
 test('a SET NX that wrote, its answer lost, retried after the leader crashed, answers written (not nil)', () => {

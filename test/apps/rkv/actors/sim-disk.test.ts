@@ -78,3 +78,18 @@ test('tombstones round-trip in a run, hide older values, and a merge drops them 
   assert.deepEqual(disk.lookup(rkvKey(20)), { value: undefined, from: 'none' });
   assert.deepEqual(disk.lookup(rkvKey(4)).value, baseValue(4, 4));
 });
+
+test('the disk records D, the largest slot a written run carried; a compaction keeps it', () => {
+  const disk = new SimDisk({ baseKeys: 0, valueBytes: 8 });
+  assert.equal(disk.appliedSlot, 0, 'an empty disk holds no slot');
+  disk.writeLevel0(encodeRun([{ key: rkvKey(1), value: bytes(1) }]), 7);
+  assert.equal(disk.appliedSlot, 7);
+  // A restarted replica's first run may carry a lower slot than tables written before its crash.
+  disk.writeLevel0(encodeRun([{ key: rkvKey(2), value: bytes(2) }]), 4);
+  assert.equal(disk.appliedSlot, 7, 'never moves back');
+  disk.writeLevel0(encodeRun([{ key: rkvKey(3), value: undefined }]), 12);
+  disk.compactLevel0();
+  assert.equal(disk.appliedSlot, 12, 'kept through a merge of level 0');
+  disk.writeLevel0(encodeRun([{ key: rkvKey(4), value: bytes(4) }]));
+  assert.equal(disk.appliedSlot, 12, 'a run without a slot (a pre-load) changes nothing');
+});

@@ -3,7 +3,9 @@
  * wrote it — whatever mix of writes, truncations and staged snapshots came before, and across the
  * journal rewrites — a torn tail (a crash mid-append) is cut and the rest kept, and a damaged
  * record refuses the open with the file's name (deletes and tombstone items included); an LsmDisk
- * keeps every run (real SSTables, compacted by the engine) across a reopen, tombstones included.
+ * keeps every run (real SSTables, compacted by the engine) across a reopen, tombstones included,
+ * and its D (the last slot its runs hold) with them: across a reopen, hidden from reads, and after
+ * a crash at any file-system call of a flush exactly as the tables that survived say.
  */
 
 import assert from 'node:assert/strict';
@@ -16,6 +18,9 @@ import { encodeRun } from '../../../../src/apps/rkv/actors/sim-disk.ts';
 import type { DurableEntry } from '../../../../src/apps/rkv/actors/sim-log.ts';
 import { ClusterStorageError } from '../../../../src/apps/rkv/cluster/errors.ts';
 import { FileLog, LsmDisk } from '../../../../src/apps/rkv/cluster/file-storage.ts';
+import { FaultyFileSystem } from '../../../../src/apps/rkv/lsm/faulty-file-system.ts';
+import { NodeFileSystem } from '../../../../src/apps/rkv/lsm/file-system.ts';
+import { SimulatedCrash } from '../../../../src/apps/rkv/lsm/memory-file-system.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`file-storage seed ${seed}\n`);
@@ -224,5 +229,85 @@ test('an LsmDisk keeps tombstones from runs: a deleted key stays deleted through
       assert.ok(value === undefined || value.length === 2 || value.length === 3, `key${k}`);
     }
     reopened.close();
+  });
+});
+
+test("an LsmDisk's D (the last slot its runs hold) survives a reopen and compaction, and no read sees it", () => {
+  withDir((dir) => {
+    const path = join(dir, 'lsm');
+    const run = (key: string) => encodeRun([{ key: bytes(key), value: bytes(`v-${key}`) }]);
+    const disk = LsmDisk.open(path);
+    assert.equal(disk.appliedSlot, 0, 'a new store holds no slot');
+    disk.writeLevel0(run('a'), 10);
+    disk.writeLevel0(run('b'), 25);
+    disk.writeLevel0(run('c'), 17); // a restarted replica's first run: lower than the disk's D
+    assert.equal(disk.appliedSlot, 25);
+    for (let r = 0; r < 4; r++) disk.writeLevel0(run(`d${r}`), 30 + r);
+    assert.ok(disk.compactLevel0() > 0, 'compaction steps ran');
+    assert.equal(disk.appliedSlot, 33);
+    disk.close({ flush: false });
+    const reopened = LsmDisk.open(path);
+    assert.equal(reopened.appliedSlot, 33, 'D reopens with the tables');
+    assert.equal(reopened.lookup(new Uint8Array(0)).value, undefined, 'the slot is not a key');
+    assert.equal(reopened.countLiveKeys(new Set()), 7, 'DBSIZE counts the 7 keys, not the slot');
+    const keys = [...reopened.range(new Uint8Array(0), undefined)].map(([key]) =>
+      new TextDecoder().decode(key),
+    );
+    assert.deepEqual(keys, ['a', 'b', 'c', 'd0', 'd1', 'd2', 'd3'], 'a scan from the start leaves it out');
+    reopened.close();
+  });
+});
+
+test("a crash at any file-system call of a flush leaves an LsmDisk's D exactly what its durable tables say", () => {
+  withDir((dir) => {
+    const first = encodeRun([{ key: bytes('before'), value: bytes('1') }]);
+    const second = encodeRun([{ key: bytes('during'), value: bytes('2') }]);
+    // How many mutating calls the second flush makes, counted on a dry run.
+    const dry = new FaultyFileSystem(new NodeFileSystem());
+    const dryDisk = LsmDisk.open(join(dir, 'dry'), { fileSystem: dry });
+    dryDisk.writeLevel0(first, 10);
+    const before = dry.mutatingOperations;
+    dryDisk.writeLevel0(second, 20);
+    const calls = dry.mutatingOperations - before;
+    dryDisk.close({ flush: false });
+    assert.ok(calls >= 4, `a flush makes ${calls} mutating calls`);
+    const outcomes = new Set<number>();
+    for (let k = 1; k <= calls; k++) {
+      const path = join(dir, `crash-${k}`);
+      const fileSystem = new FaultyFileSystem(new NodeFileSystem());
+      const disk = LsmDisk.open(path, { fileSystem });
+      disk.writeLevel0(first, 10);
+      fileSystem.failAtOperation = fileSystem.mutatingOperations + k;
+      assert.throws(() => disk.writeLevel0(second, 20), SimulatedCrash, `call ${k} crashes`);
+      fileSystem.revive();
+      const reopened = LsmDisk.open(path);
+      const landed = reopened.lookup(bytes('during')).value !== undefined;
+      assert.deepEqual(reopened.lookup(bytes('before')).value, bytes('1'), `call ${k}: the first run stays`);
+      assert.equal(
+        reopened.appliedSlot,
+        landed ? 20 : 10,
+        `call ${k}: D is the durable tables' (landed ${landed})`,
+      );
+      outcomes.add(reopened.appliedSlot);
+      reopened.close();
+    }
+    assert.deepEqual([...outcomes].sort(), [10, 20], 'crashes before and after the commit were both tried');
+  });
+});
+
+test('an LsmDisk with tables but no D (written before D was kept) counts as ahead of every slot', () => {
+  withDir((dir) => {
+    const path = join(dir, 'lsm');
+    const disk = LsmDisk.open(path);
+    disk.writeLevel0(encodeRun([{ key: bytes('old'), value: bytes('1') }])); // a run of no slot
+    assert.equal(disk.appliedSlot, 0);
+    disk.close({ flush: false });
+    const reopened = LsmDisk.open(path);
+    assert.equal(reopened.appliedSlot, Number.MAX_SAFE_INTEGER, 'what its tables hold is unknown');
+    reopened.close();
+    LsmDisk.open(join(dir, 'empty')).close();
+    const empty = LsmDisk.open(join(dir, 'empty'));
+    assert.equal(empty.appliedSlot, 0, 'an empty store holds no slot');
+    empty.close();
   });
 });

@@ -7,9 +7,10 @@
  * timeouts and retries (a retried put or delete keeps its clientId and seq: exactly-once; about a
  * quarter of a client's writes are deletes, drawn from a stream of their own, so the put/get draws
  * are as before; a delete's answer says whether the key existed and is checked like a read,
- * except DEL_UNKNOWN — a retry of an applied delete at a replica restarted during the run (it
- * remembers no delete it only follows) or that installed a snapshot since the call; counted, and
- * in `deletesUnknownUnexplained` when neither excuse holds — which counts as indeterminate); on
+ * except DEL_UNKNOWN — a retry of an applied delete at a replica restarted since the call (its
+ * memtable's answers were NIC memory, and re-applying the delete's slot its disk may be ahead of it)
+ * or that installed a snapshot since the call; counted, and in `deletesUnknownUnexplained` when
+ * neither excuse holds — which counts as indeterminate); on
  * `refused` they follow the leader hint, on a timeout they try the next replica. With `scans`,
  * some reads are one SCAN page of a random range of the keys (a small random limit, so pages end
  * early and name their next key), checked by the KV model as a read of every key of the range the
@@ -67,6 +68,7 @@ import {
   type KvInput,
   kvModel,
 } from '../../../../../src/apps/rkv/check/index.ts';
+import { DmoNumberMap } from '../../../../../src/dmo/index.ts';
 import { EventKernel } from '../../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../../src/platform/sim/sim-cluster.ts';
 import { Random } from '../../../../../src/random.ts';
@@ -174,11 +176,19 @@ export interface ActorDstStats {
   deletes: number;
   deletesUnknown: number;
   /**
-   * DEL_UNKNOWN answers by a replica that was never restarted in the run and installed no snapshot
-   * since the delete was called: every replica decides and remembers a delete's answer when it applies it
-   * (storage-actors.ts "Deletes"), so these must be 0.
+   * DEL_UNKNOWN answers by a replica that neither restarted nor installed a snapshot since the
+   * delete was called: every replica decides and remembers a delete's answer when it applies it
+   * (storage-actors.ts "Deletes") — one restarted before the call too, as the delete's slot is above
+   * every slot chosen before the call, so above its disk's D — so these must be 0.
    */
   deletesUnknownUnexplained: number;
+  /**
+   * At the end, the delete answers the replicas' memtables remember (`answers`) for a delete whose
+   * client got a known answer — each must equal it (check 'delete-answers') — and those of them
+   * held by a replica restarted in the run (which decides deletes again once its disk is behind).
+   */
+  deleteAnswersHeld: number;
+  deleteAnswersHeldRestarted: number;
   /** Conditional puts acknowledged: written, and not written (Redis's nil). */
   conditionalWritten: number;
   conditionalNotWritten: number;
@@ -197,6 +207,7 @@ export type ActorDstCheck =
   | 'lost-write'
   | 'replicas-behind'
   | 'replicas-differ'
+  | 'delete-answers'
   | 'exception';
 
 export type ActorDstResult =
@@ -232,6 +243,8 @@ interface PendingOp {
   readonly callAt: number;
   /** Each replica's snapshot installs when the op was called (a DEL_UNKNOWN's excuse, see stats). */
   readonly installsAtCall: readonly number[];
+  /** Each replica's restarts when the op was called (the other excuse). */
+  readonly restartsAtCall: readonly number[];
   attempt: number;
   done: boolean;
 }
@@ -275,6 +288,8 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     scansCut: 0,
     deletesUnknown: 0,
     deletesUnknownUnexplained: 0,
+    deleteAnswersHeld: 0,
+    deleteAnswersHeldRestarted: 0,
     maxLogRecords: 0,
     events: 0,
   };
@@ -332,8 +347,10 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     const endNs = startNs + WORKLOAD_NS;
     const keys = random.fork('keys').int(2, 6);
     const history: KvHistoryOp[] = [];
-    /** Replicas restarted so far: their memtables remember no delete they only follow. */
-    const restarted = new Set<number>();
+    /** Restarts of each replica so far: a restart loses its memtable's remembered answers. */
+    const restarts: number[] = new Array<number>(replicas).fill(0);
+    /** "clientId:seq" → existed, for each delete its client got a known answer for. */
+    const deleteAnswers = new Map<string, boolean>();
 
     const view = (r: number): ConsensusView | undefined => {
       if (cluster.isDown(r)) return undefined;
@@ -431,14 +448,15 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
               // anywhere after its call, as an op that timed out.
               stats.deletesUnknown++;
               const installed = (d.logs[to]?.installs ?? 0) > (op.installsAtCall[to] ?? 0);
-              if (!restarted.has(to) && !installed) {
+              const restartedSince = (restarts[to] ?? 0) > (op.restartsAtCall[to] ?? 0);
+              if (!restartedSince && !installed) {
                 stats.deletesUnknownUnexplained++;
-                trace(
-                  `${kernel.now()} DEL_UNKNOWN from replica ${to}, never restarted, no install since the call`,
-                );
+                trace(`${kernel.now()} DEL_UNKNOWN from replica ${to}, no restart or install since the call`);
               }
               history.push({ clientId: op.clientId, input: op.input, callAt: op.callAt, status: 'unknown' });
             } else {
+              if (op.message.type === 'del')
+                deleteAnswers.set(`${op.clientId}:${op.message.seq}`, answer.existed === DEL_EXISTED);
               history.push({
                 clientId: op.clientId,
                 input: op.input,
@@ -545,6 +563,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         message,
         callAt: kernel.now(),
         installsAtCall: d.logs.map((log) => log.installs),
+        restartsAtCall: [...restarts],
         attempt: 0,
         done: false,
       };
@@ -646,7 +665,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           trace(`${kernel.now()} nemesis: crash ${r}${r === leader ? ' (the leader)' : ''}`);
           kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
             restartReplica(d, r);
-            restarted.add(r);
+            restarts[r] = (restarts[r] ?? 0) + 1;
             down.delete(r);
             stats.restarts++;
             trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -676,7 +695,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             );
             kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
               restartReplica(d, r);
-              restarted.add(r);
+              restarts[r] = (restarts[r] ?? 0) + 1;
               down.delete(r);
               stats.restarts++;
               trace(`${kernel.now()} nemesis: restart ${r}`);
@@ -715,6 +734,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         message: { type: 'get', key: rkvKey(Number(key)) },
         callAt: kernel.now(),
         installsAtCall: d.logs.map((log) => log.installs),
+        restartsAtCall: [...restarts],
         attempt: 0,
         done: false,
       };
@@ -828,6 +848,33 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           return fail(
             'replicas-differ',
             `replica ${r} (applied ${v.applied}) has key ${key} = ${value}, the verifier read ${want}`,
+          );
+        }
+      }
+    }
+    // Every replica decides each delete the same way (storage-actors.ts "Deletes"): what a memtable
+    // remembers for a client's delete must be the answer that client got — a replica restarted
+    // past a later flush must decide nothing rather than read its disk ahead of the slot.
+    const clientIds = new Set<number>();
+    for (const name of deleteAnswers.keys()) clientIds.add(Number(name.split(':')[0]));
+    for (let r = 0; r < replicas; r++) {
+      if (cluster.isDown(r)) continue;
+      const instance = cluster.node(r).instance(d.memtables[r]!.id);
+      const root = instance.root('answers');
+      if (root === undefined) continue;
+      const answers = DmoNumberMap.open(instance.heap, root);
+      for (const clientId of clientIds) {
+        const held = answers.get(clientId);
+        if (held === undefined) continue;
+        const want = deleteAnswers.get(`${clientId}:${Math.floor(held / 2)}`);
+        if (want === undefined) continue;
+        stats.deleteAnswersHeld++;
+        if ((restarts[r] ?? 0) > 0) stats.deleteAnswersHeldRestarted++;
+        if ((held % 2 === DEL_EXISTED) !== want) {
+          return fail(
+            'delete-answers',
+            `replica ${r} (restarted ${restarts[r] ?? 0}×) remembers client ${clientId}'s delete ` +
+              `seq ${Math.floor(held / 2)} as ${held % 2 === DEL_EXISTED ? 'existed' : 'absent'}; the client was told the opposite`,
           );
         }
       }

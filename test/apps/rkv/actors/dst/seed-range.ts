@@ -77,11 +77,11 @@ export function assertActorSeedsPass(
   assert.ok(totals.retransmits > 0, 'the leaders retransmitted accepts');
   assert.ok(totals.deletes >= count, `deletes acknowledged: ${totals.deletes} over ${count} seeds`);
   // Every replica remembers each delete's answer when it applies it: a retry after a fail-over
-  // gets it, and DEL_UNKNOWN comes only from a restarted replica or after a snapshot install.
+  // gets it, and DEL_UNKNOWN comes only from a replica restarted or installed since the call.
   assert.equal(
     totals.deletesUnknownUnexplained,
     0,
-    `DEL_UNKNOWN answers without a restart or install of the answering replica (of ${totals.deletesUnknown})`,
+    `DEL_UNKNOWN answers without a restart or install of the answering replica since the call (of ${totals.deletesUnknown})`,
   );
   if (options.crashes !== false) {
     // Node crash and restart: every file crashes replicas (leaders among them) and each restarted
