@@ -415,12 +415,17 @@ export class LsmDisk extends SimDisk {
     return live;
   }
 
-  /** The engine's live pairs in [start, end), from its range cursor (memtables and every level). */
+  /**
+   * The engine's live pairs in [start, end), from its range cursor (memtables and every level),
+   * at most `maxSteps` entries visited, tombstones included (the engine's scan skips them inside,
+   * so without the budget one page could walk every tombstone on disk); returns where it stopped.
+   */
   override *range(
     start: Uint8Array,
     end: Uint8Array | undefined,
-  ): Generator<[Uint8Array, Uint8Array], void, undefined> {
-    yield* this.#engine.scan(end === undefined ? { start } : { start, end });
+    maxSteps = Number.POSITIVE_INFINITY,
+  ): Generator<[Uint8Array, Uint8Array], Uint8Array | undefined, undefined> {
+    return yield* this.#engine.scan(end === undefined ? { start, maxSteps } : { start, end, maxSteps });
   }
 
   /** Closes the engine, its lock released (`flush: false` leaves nothing more on disk: tests). */
