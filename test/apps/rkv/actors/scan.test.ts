@@ -32,6 +32,7 @@ import {
 } from '../../../../src/apps/rkv/actors/messages.ts';
 import type { RkvSimDeployment } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
 import { baseValue, encodeRun } from '../../../../src/apps/rkv/actors/sim-disk.ts';
+import { scanStepBudget } from '../../../../src/apps/rkv/actors/storage-actors.ts';
 import { Random } from '../../../../src/random.ts';
 import { BASE_KEYS, call, deployGroup, memtableBytes, VALUE_BYTES } from './helpers.ts';
 
@@ -315,6 +316,27 @@ test('a scan while every write flushes sees each key once, in order, and every w
   assert.ok(d.disks[leader]!.tablesWritten > 6, `tables written: ${d.disks[leader]!.tablesWritten}`);
   const final = scanAll(d, EMPTY, EMPTY, MAX_SCAN_LIMIT).pairs;
   assert.equal(final.length, BASE_KEYS + 12);
+});
+
+test('a page over a long run of tombstones on disk ends at its step budget with a next that moves on', () => {
+  const baseKeys = 3000;
+  const d = deployGroup({ baseKeys });
+  // Tombstones of base keys 0 … 2499 on the leader's disk (as flushed deletes would leave them).
+  const tombstones = Array.from({ length: 2500 }, (_, i) => ({ key: rkvKey(i), value: undefined }));
+  d.disks[d.leader]!.writeLevel0(encodeRun(tombstones));
+  const limit = 10;
+  const first = page(d, d.leader, { type: 'scan', start: EMPTY, end: EMPTY, limit, maxBytes: 0 });
+  assert.equal(first.done, false);
+  assert.equal(first.pairs.length, 0, 'the budget ran out among the tombstones');
+  assert.deepEqual(first.next, rkvKey(scanStepBudget(limit)), 'the next page starts where the read stopped');
+  const all = scanAll(d, EMPTY, EMPTY, limit);
+  assert.deepEqual(
+    all.pairs.map(([index]) => index),
+    Array.from({ length: 500 }, (_, i) => 2500 + i),
+    'exactly the live keys',
+  );
+  for (const [index, value] of all.pairs) assert.deepEqual(value, baseValue(index, VALUE_BYTES));
+  assert.ok(all.pages >= 50 + 2, `pages: ${all.pages}`);
 });
 
 test('closed-loop scanners do not starve flushes: the memtable stays within a few times its limit', () => {
