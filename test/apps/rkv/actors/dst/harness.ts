@@ -94,6 +94,8 @@ const DELETE_FRACTION = 0.25;
 const CONDITIONAL_FRACTION = 0.35;
 /** With `scans`, the share of reads that are a SCAN page. */
 const SCAN_FRACTION = 0.4;
+/** With `scans`, the share of scan pages with a byte bound (`maxBytes` 1 … 159: one pair or two). */
+const SCAN_BYTES_FRACTION = 0.3;
 /**
  * With `scans`, the memtable's flush limit: a few distinct keys fill it (an overwrite does not grow
  * it), so keys live on the disk, in a frozen memtable in flight and in the active one at once and
@@ -548,13 +550,15 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         const from = KEY_BASE + client.scans.int(0, keys);
         const to = client.scans.chance(0.3) ? undefined : from + client.scans.int(1, keys + 1);
         const limit = client.scans.int(1, 4);
+        // Now and then a byte bound of about one or two pairs: pages cut by bytes under faults.
+        const maxBytes = client.scans.chance(SCAN_BYTES_FRACTION) ? client.scans.int(1, 160) : 0;
         input = { op: 'scan', start: String(from), end: to === undefined ? null : String(to), limit };
         message = {
           type: 'scan',
           start: rkvKey(from),
           end: to === undefined ? new Uint8Array(0) : rkvKey(to),
           limit,
-          maxBytes: 0,
+          maxBytes,
         };
       } else {
         input = { op: 'get', key };
