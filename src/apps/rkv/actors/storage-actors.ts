@@ -815,7 +815,16 @@ export const rkvSstableReader = defineActor({
       return;
     }
     if (ctx.origin.kind === 'none') return;
-    const found = disk.lookup(message.key).value;
+    let found: Uint8Array | undefined;
+    try {
+      found = disk.lookup(message.key).value;
+    } catch (error) {
+      // A damaged table: the client hears why rather than waiting for an answer that never comes.
+      ctx.log.error({ type: message.type, error: describeError(error) }, 'rkv: the disk read failed');
+      const reason = `${ctx.name} could not read its disk (${describeError(error)}); repair its data directory`;
+      ctx.reply({ type: 'refused', reason: fitReason(reason), leader: NO_LEADER });
+      return;
+    }
     ctx.reply({ type: 'value', found: found !== undefined, value: found ?? new Uint8Array(0) });
   },
   cost: sstableWork,

@@ -4,8 +4,8 @@
  * when it cannot read its disk (the disk threw, as a damaged SSTable does on a live node) or is
  * not set up — so the memtable's flushes never stop for good.
  *
- *   disk throws     scan, DBSIZE and a delete's probe each get a refusal naming the error; the
- *                   memtable holds no hold afterwards and flushes again
+ *   disk throws     scan, DBSIZE and a delete's probe each get a refusal naming the error (a get
+ *                   too); the memtable holds no hold afterwards and flushes again
  *   not set up      a reader that lost its setup refuses the scan and the probe, and releases
  */
 import assert from 'node:assert/strict';
@@ -92,6 +92,8 @@ test('a disk that throws: scan, DBSIZE and a probe are refused with the error, a
     failed,
     'del',
   );
+  // A get that misses the memtables is refused the same way (no hold: only its client waits).
+  assertRefused(call(d, leader, consensus, { type: 'get', key: rkvKey(8) }), failed, 'get');
   d.cluster.kernel.run({});
   assert.equal(holdsOut(d, leader), 0, 'no hold left out');
   registerSimDisk(name, disk);
