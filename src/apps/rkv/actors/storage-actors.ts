@@ -79,7 +79,10 @@
  * older memtable: its flush waits for at most the holds out when it froze, each one page, probe or
  * count — the hold no longer starves flushes when scans keep arriving. The reader answers every
  * hold-carrying message, also when it cannot serve it (not set up, no disk, a read that throws:
- * the client is refused, the hold released), or the memtable would never flush again.
+ * the client is refused, the hold released), or the memtable would never flush again. It answers
+ * the memtable with the release message (`probed` DEL_UNKNOWN, `counted`, `scanned`, each with its
+ * epoch), never a bare `refused`: that names no hold, and releasing the wrong epoch's could let a
+ * table reach the disk under a read still in progress.
  *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
