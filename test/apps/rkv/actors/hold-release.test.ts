@@ -21,7 +21,7 @@ import {
 } from '../../../../src/apps/rkv/actors/sim-disk.ts';
 import { LsmCorruptTableError } from '../../../../src/apps/rkv/lsm/errors.ts';
 import { DmoHashMap, DmoNumberMap } from '../../../../src/dmo/index.ts';
-import { call, deployGroup, putMessage } from './helpers.ts';
+import { askWithin, call, deployGroup, putMessage, settle } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const EMPTY = new Uint8Array(0);
@@ -68,33 +68,27 @@ function assertFlushes(d: RkvSimDeployment, firstSeq: number): void {
   assert.ok(disk.tablesWritten > tables, 'the memtable flushes again');
 }
 
-function assertRefused(answer: RkvMessage, pattern: RegExp, what: string): void {
-  assert.equal(answer.type, 'refused', `${what}: ${JSON.stringify(answer)}`);
-  if (answer.type === 'refused') assert.match(answer.reason, pattern, what);
+/** Asks the leader's consensus actor; the answer must be a refusal matching `pattern` within 5 ms. */
+function assertRefused(d: RkvSimDeployment, message: RkvMessage, pattern: RegExp): void {
+  const answer = askWithin(d, d.leader, d.consensus[d.leader] as Ref, message, 5_000_000);
+  assert.ok(answer !== undefined, `${message.type}: no answer within 5 ms`);
+  assert.equal(answer.type, 'refused', `${message.type}: ${JSON.stringify(answer)}`);
+  if (answer.type === 'refused') assert.match(answer.reason, pattern, message.type);
 }
 
 test('a disk that throws: scan, DBSIZE and a probe are refused with the error, and every hold is released', () => {
   const d = deployGroup({ memtableLimitBytes: 64 });
   const leader = d.leader;
-  const consensus = d.consensus[leader] as Ref;
   const name = readerDiskName(d, leader);
   const disk = simDisk(name) as SimDisk;
   registerSimDisk(name, new BrokenDisk({ baseKeys: 0, valueBytes: 0 }));
   const failed = /could not read its disk \(LsmCorruptTableError: SSTable 000007\.sst is corrupt/;
-  assertRefused(
-    call(d, leader, consensus, { type: 'scan', start: EMPTY, end: EMPTY, limit: 10, maxBytes: 0 }),
-    failed,
-    'scan',
-  );
-  assertRefused(call(d, leader, consensus, { type: 'dbsize' }), failed, 'dbsize');
-  assertRefused(
-    call(d, leader, consensus, { type: 'del', clientId: 1, seq: 1, key: rkvKey(7) }),
-    failed,
-    'del',
-  );
+  assertRefused(d, { type: 'scan', start: EMPTY, end: EMPTY, limit: 10, maxBytes: 0 }, failed);
+  assertRefused(d, { type: 'dbsize' }, failed);
+  assertRefused(d, { type: 'del', clientId: 1, seq: 1, key: rkvKey(7) }, failed);
   // A get that misses the memtables is refused the same way (no hold: only its client waits).
-  assertRefused(call(d, leader, consensus, { type: 'get', key: rkvKey(8) }), failed, 'get');
-  d.cluster.kernel.run({});
+  assertRefused(d, { type: 'get', key: rkvKey(8) }, failed);
+  settle(d, 1_000_000);
   assert.equal(holdsOut(d, leader), 0, 'no hold left out');
   registerSimDisk(name, disk);
   assertFlushes(d, 1);
@@ -103,23 +97,14 @@ test('a disk that throws: scan, DBSIZE and a probe are refused with the error, a
 test('a reader that is not set up refuses a scan and a probe, and releases their holds', () => {
   const d = deployGroup({ memtableLimitBytes: 64 });
   const leader = d.leader;
-  const consensus = d.consensus[leader] as Ref;
   const reader = d.cluster.node(leader).instance(d.sstables[leader]!.id);
   const setupMap = DmoHashMap.open(reader.heap, reader.root('setup')!);
   const setup = setupMap.getString('setup')!;
   setupMap.deleteString('setup');
   const notSetUp = /is not set up yet; retry once the replica has started/;
-  assertRefused(
-    call(d, leader, consensus, { type: 'scan', start: EMPTY, end: EMPTY, limit: 10, maxBytes: 0 }),
-    notSetUp,
-    'scan',
-  );
-  assertRefused(
-    call(d, leader, consensus, { type: 'del', clientId: 1, seq: 1, key: rkvKey(7) }),
-    notSetUp,
-    'del',
-  );
-  d.cluster.kernel.run({});
+  assertRefused(d, { type: 'scan', start: EMPTY, end: EMPTY, limit: 10, maxBytes: 0 }, notSetUp);
+  assertRefused(d, { type: 'del', clientId: 1, seq: 1, key: rkvKey(7) }, notSetUp);
+  settle(d, 1_000_000);
   assert.equal(holdsOut(d, leader), 0, 'no hold left out');
   setupMap.setString('setup', setup);
   assertFlushes(d, 1);
