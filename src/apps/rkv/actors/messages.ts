@@ -87,6 +87,8 @@ const KEY = field.bytes({ maxBytes: MAX_KEY_BYTES });
 const VALUE = field.bytes({ maxBytes: MAX_VALUE_BYTES });
 const NAME = field.string({ maxBytes: MAX_NAME_BYTES });
 /** Slots, ballots and counts: integers below 2^53 carried as f64. */
+/** Most UTF-8 bytes of `refused.reason`. */
+export const MAX_REFUSAL_REASON_BYTES = 200;
 const COUNT = field.f64();
 const REPLICA = field.u8();
 /** A client's origin, encoded (origin-codec.ts); empty when nobody waits. */
@@ -129,7 +131,7 @@ export const rkvMessages = messages({
    * A request refused (a put or get at a replica that does not lead, or without a lease; a get
    * before setup). `leader`: the replica the refuser believes leads, NO_LEADER when it knows none.
    */
-  refused: { reason: field.string({ maxBytes: 200 }), leader: REPLICA },
+  refused: { reason: field.string({ maxBytes: MAX_REFUSAL_REASON_BYTES }), leader: REPLICA },
 
   // ---- setup (each answered with `ready`) --------------------------------------------------------
   'consensus-setup': {
@@ -351,9 +353,10 @@ export const rkvMessages = messages({
   'del-ok': { slot: COUNT, existed: field.u8() },
   /**
    * The memtable to its SSTable reader: did `key` hold a value on disk? Asked for a delete the
-   * memtable could not decide; answered `probed` (the memtable sends no flush meanwhile).
+   * memtable could not decide; answered `probed` (the memtable holds its flushes meanwhile; `hold`:
+   * the hold's freeze epoch, echoed in `probed`: storage-actors.ts "Flush holds").
    */
-  probe: { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN },
+  probe: { slot: COUNT, clientId: COUNT, seq: COUNT, key: KEY, origin: ORIGIN, hold: COUNT },
   /**
    * The SSTable reader's answer to a probe; `origin`: the client the memtable answers (empty at a
    * follower). `existed`: DEL_ABSENT or DEL_EXISTED, or DEL_UNKNOWN when the reader could not read
@@ -361,7 +364,14 @@ export const rkvMessages = messages({
    * replica restarted past a later flush: the disk may hold later writes of the key, so the memtable
    * answers its client, if any, DEL_UNKNOWN); either way the memtable remembers nothing.
    */
-  probed: { slot: COUNT, clientId: COUNT, seq: COUNT, existed: field.u8(), origin: ORIGIN },
+  probed: {
+    slot: COUNT,
+    clientId: COUNT,
+    seq: COUNT,
+    existed: field.u8(),
+    origin: ORIGIN,
+    hold: COUNT,
+  },
   /**
    * A committed delete to the memtable (every replica, in slot order, as `apply`; rebuilds after a
    * restart or an install send `apply` with the delete's wire form instead): carries the session
@@ -387,11 +397,17 @@ export const rkvMessages = messages({
   /**
    * The memtable to its SSTable reader: count the disk's live keys, leaving out every key of `run`
    * (the memtables' keys, sim-disk.ts encodeRun form: the memtable decided those), and add
-   * `memtableKeys` (the memtables' live keys). Answered `counted`; no flush leaves meanwhile.
+   * `memtableKeys` (the memtables' live keys). Answered `counted`; the memtable holds its flushes
+   * meanwhile (`hold`: the hold's freeze epoch, echoed in `counted`).
    */
-  'count-keys': { memtableKeys: COUNT, run: field.bytes({ maxBytes: MAX_RUN_BYTES }), origin: ORIGIN },
+  'count-keys': {
+    memtableKeys: COUNT,
+    run: field.bytes({ maxBytes: MAX_RUN_BYTES }),
+    origin: ORIGIN,
+    hold: COUNT,
+  },
   /** The SSTable reader's answer to `count-keys`: the live keys in all; `origin`: who waits. */
-  counted: { keys: COUNT, origin: ORIGIN },
+  counted: { keys: COUNT, origin: ORIGIN, hold: COUNT },
   /** DBSIZE's answer: the live keys of this replica's store at one point in its log. */
   size: { keys: COUNT },
 
@@ -436,7 +452,8 @@ export const rkvMessages = messages({
    * The memtable to its SSTable reader: the memtables' entries of the range from `start` (run:
    * encodeRun form, tombstones included, newest memtable decided), complete below `next` — `cut`:
    * the memtable stopped at its bound and `next` is its first entry left out (the page may not go
-   * past it); else its part reaches the scan's end. No flush leaves until `scanned`.
+   * past it); else its part reaches the scan's end. The memtable holds its flushes until
+   * `scanned` (`hold`: the hold's freeze epoch, echoed there).
    */
   'scan-range': {
     start: KEY,
@@ -447,9 +464,10 @@ export const rkvMessages = messages({
     cut: field.bool(),
     next: KEY,
     origin: ORIGIN,
+    hold: COUNT,
   },
-  /** The SSTable reader to the memtable: the page is answered, the flush hold released. */
-  scanned: {},
+  /** The SSTable reader to the memtable: the page is answered, the flush hold `hold` released. */
+  scanned: { hold: COUNT },
   /**
    * A SCAN page: `pairs` in key order; `done`: the range is exhausted, else the next page starts at
    * `next` (every live key of [start, next) is in `pairs`; a page may be empty and not done).

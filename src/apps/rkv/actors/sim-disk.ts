@@ -240,14 +240,17 @@ export class SimDisk {
   /**
    * The live pairs with start ≤ key < end (end undefined: no bound) in byte order, newest table
    * winning and tombstones hiding what lies below — lazily, so a SCAN page pulls only what it
-   * needs. The model's tables are unsorted maps: each call sorts the decided keys of the range
-   * (O(table entries)); the base data is generated from the first index at or above `start`.
-   * Finish the iteration or `return()` it (a `for…of` with `break` does).
+   * needs. At most `maxSteps` entries are visited, tombstones included: the iteration then ends
+   * returning the first key it did not visit (read on from there); it returns undefined when the
+   * range is exhausted. The model's tables are unsorted maps: each call sorts the decided keys of
+   * the range (O(table entries)); the base data is generated from the first index at or above
+   * `start`. Finish the iteration or `return()` it (a `for…of` with `break` does).
    */
   *range(
     start: Uint8Array,
     end: Uint8Array | undefined,
-  ): Generator<[Uint8Array, Uint8Array], void, undefined> {
+    maxSteps = Number.POSITIVE_INFINITY,
+  ): Generator<[Uint8Array, Uint8Array], Uint8Array | undefined, undefined> {
     const from = latin1.decode(start);
     const to = end === undefined ? undefined : latin1.decode(end);
     const inRange = (name: string): boolean => name >= from && (to === undefined || name < to);
@@ -260,9 +263,12 @@ export class SimDisk {
     let index = this.#firstBaseIndexAtOrAbove(from);
     let nextBase = this.#baseName(index, to);
     let at = 0;
+    let steps = 0;
     while (at < names.length || nextBase !== undefined) {
       const name = names[at];
-      if (name !== undefined && (nextBase === undefined || name <= nextBase)) {
+      const fromTable = name !== undefined && (nextBase === undefined || name <= nextBase);
+      if (steps++ >= maxSteps) return encodeLatin1(fromTable ? name : (nextBase as string));
+      if (fromTable) {
         at++;
         // A table entry decides its key: it shadows the base value of the same key.
         if (name === nextBase) nextBase = this.#baseName(++index, to);
@@ -275,6 +281,7 @@ export class SimDisk {
       nextBase = this.#baseName(++index, to);
       yield [key, value];
     }
+    return undefined;
   }
 
   /** The base key of `index` as a name, if it exists and sorts below `to`. */

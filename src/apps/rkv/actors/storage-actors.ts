@@ -26,9 +26,9 @@
  * (sim-disk.ts drops it at the last level). Whether the key existed at the delete's slot is
  * decided by EVERY replica's memtable that applies the delete under a session, the same way: it
  * holds the key (value or tombstone) ⇒ at once; else it probes its SSTable reader. The disk must
- * still be as it was before the delete when the probe reads it, so while a probe is out no flush
- * is sent (`probesOut`): a table already in flight is older than the delete and the memtable found
- * the key in neither memtable, so whether the probe sees that table or not, the answer is the same.
+ * still be as it was before the delete when the probe reads it: the probe takes a flush hold (see
+ * "Flush holds"), so the memtable holding the tombstone cannot reach the disk before the probe
+ * has read it.
  * Memtable ∪ disk at slot s is the log's state at s on every replica, so every replica decides the
  * same answer; the leader's memtable also tells the waiting client. Each memtable remembers it per
  * client (`answers`), so a retry that finds the delete applied (`del-again` from the consensus
@@ -55,29 +55,53 @@
  * sends all their keys to the SSTable reader, which adds the disk's live keys outside that set — a
  * scan of the whole store, O(keys stored), on the host core. The disk must not gain a newer table
  * meanwhile (it would count writes the memtable counted again, or ones past the point), so the
- * count holds flushes as a probe does (`probesOut` counts both); a table already in flight is in
- * the frozen memtable, whose keys the reader leaves out, so seeing it or not changes nothing.
+ * count takes a flush hold as a probe does ("Flush holds").
  *
  * SCAN (messages.ts "SCAN"): the memtable, FIFO behind the applies, walks its active and frozen
  * memtables from the scan's start in key order (the active one shadows), tombstones included, and
  * stops at the page's bounds — `limit` live entries, or `maxBytes` of entries — naming the first
- * entry it left out (`next`): its part is complete below it. It holds flushes (`probesOut`, as
- * DBSIZE) and hands its part to the SSTable reader, which merges it over the disk's range below
- * that point (the memtable's entries win; its tombstones hide the disk's values), cuts the page at
- * `limit` pairs or MAX_SCAN_PAGE_BYTES, answers the client and releases the hold (`scanned`). A
- * table already in flight is in the frozen memtable, whose entries win over the disk's, so seeing
- * it or not changes nothing; no newer table can reach the disk until the page is answered. Every
- * handler's work is bounded by the page: the memtable by its bounds, the reader by the run it got
- * plus at most `limit` + (the run's entries) + 1 disk pairs.
+ * entry it left out (`next`): its part is complete below it. It takes a flush hold ("Flush holds")
+ * and hands its part to the SSTable reader, which merges it over the disk's range below that
+ * point (the memtable's entries win; its tombstones hide the disk's values), cuts the page at
+ * `limit` pairs or MAX_SCAN_PAGE_BYTES, answers the client and releases the hold (`scanned`).
+ * Every handler's work is bounded by the page: the memtable by its bounds, the reader by the run
+ * it got plus at most `scanStepBudget(limit)` disk entries visited, tombstones included — past
+ * that it ends the page where the disk's read stopped (`next`, not done, possibly no pairs), so a
+ * long run of deleted keys on disk costs several bounded pages, not one unbounded one.
+ *
+ * Flush holds. A probe, a count and a scan page each read the memtables in one handler and the
+ * disk later, in the reader's; between the two no table may reach the disk whose contents the
+ * memtable part did not include, or the answer would mix two points of the log. Each takes a hold
+ * tagged with the freeze epoch (`freezes`: memtables frozen so far) and carried in `probe` /
+ * `count-keys` / `scan-range`, echoed in `probed` / `counted` / `scanned`. The memtable frozen as
+ * freeze f sends its tables only once no hold of an epoch below f is out; holds of epoch ≥ f were
+ * taken while f was already frozen, so they read all of it, and its reaching the disk cannot
+ * change their answer:
+ *   probe   the memtables held neither the key nor a tombstone of it (else no probe), so table f
+ *           holds nothing of the key: the probe finds on disk what it would have without it;
+ *   count   the reader leaves out every key the memtables held, all of table f's among them;
+ *   scan    the reader reads the disk only below the memtable part's `next`, and the part holds
+ *           every entry of table f below it, each winning over the disk's entry of its key.
+ * A hold of epoch e < f read f while it was still active (or not at all): f then holds writes past
+ * the hold's point (the probed delete's own tombstone, say), so it waits. A full active memtable is
+ * frozen at once even while holds are out, so new holds take the new epoch and never delay the
+ * older memtable: its flush waits for at most the holds out when it froze, each one page, probe or
+ * count — the hold no longer starves flushes when scans keep arriving. The reader answers every
+ * hold-carrying message, also when it cannot serve it (not set up, no disk, a read that throws:
+ * the client is refused, the hold released), or the memtable would never flush again. It answers
+ * the memtable with the release message (`probed` DEL_UNKNOWN, `counted`, `scanned`, each with its
+ * epoch), never a bare `refused`: that names no hold, and releasing the wrong epoch's could let a
+ * table reach the disk under a read still in progress.
  *
  * DMO layout: memtable  active  DmoMemtable header (the skip list)
  *                       frozen  DmoMemtable header, while a flush is in flight (else no root)
  *                       setup   DmoHashMap "setup" → encoded memtable-setup
  *                       meta    DmoNumberMap  0: tables flushed, 1: table number in flight,
- *                                             2: delete probes and key counts out at the
- *                                             SSTable reader, 3: entries of the frozen one
- *                                             sent, 4: last slot applied, 5: that slot when
- *                                             the frozen one froze (its flushes carry it)
+ *                                             3: entries of the frozen one sent, 4: freezes
+ *                                             (the freeze epoch), 5: last slot applied, 6: that
+ *                                             slot when the frozen one froze (its flushes carry it)
+ *                       holds   DmoNumberMap  freeze epoch → flush holds out taken at it
+ *                                             (created on first use)
  *                       answers DmoNumberMap  clientId → 2·seq + existed of the client's last
  *                                             delete this memtable decided (a retry's `del-again`)
  *                       waiting DmoHashMap    "clientId:seq" → queued retries' origins, while that
@@ -99,6 +123,7 @@ import {
   DEL_EXISTED,
   DEL_UNKNOWN,
   isDeleteCommand,
+  MAX_REFUSAL_REASON_BYTES,
   MAX_SCAN_LIMIT,
   MAX_SCAN_PAGE_BYTES,
   NO_LEADER,
@@ -107,24 +132,26 @@ import {
   rkvMessages,
   SCAN_PAIR_OVERHEAD_BYTES,
 } from './messages.ts';
-import { decodeRun, diskKeyName, encodeRun, type RunEntry, simDisk } from './sim-disk.ts';
+import { decodeRun, diskKeyName, encodeRun, type RunEntry, type SimDisk, simDisk } from './sim-disk.ts';
 
 type RkvContext = ActorContext<RkvMessage, RkvMessage>;
 
 const EMPTY = new Uint8Array(0);
 
 /**
- * flushSent: entries of the frozen memtable handed to the compaction actor so far (its pieces).
+ * flushSent: entries of the frozen memtable handed to the compaction actor so far (its pieces);
+ * freezes: memtables frozen so far, the freeze epoch a flush hold is tagged with ("Flush holds").
  * appliedSlot: the last slot applied (an `apply` or `apply-del`); frozenSlot: appliedSlot when the
  * frozen memtable froze, which its flush pieces carry (see "Deletes" in the header).
+ * Key 2 counted every hold out before holds had epochs; it is no longer written.
  */
 const MEMTABLE_META = {
   tablesFlushed: 0,
   tableInFlight: 1,
-  probesOut: 2,
   flushSent: 3,
-  appliedSlot: 4,
-  frozenSlot: 5,
+  freezes: 4,
+  appliedSlot: 5,
+  frozenSlot: 6,
 } as const;
 
 /**
@@ -183,25 +210,66 @@ export function gateOnSetup<T extends RkvMessage['type']>(
 
 /**
  * Freezes a full active memtable and sends it to the compaction actor (see the header), or, while
- * a frozen one still has pieces to go and none is in flight, sends its next piece.
+ * a frozen one still has pieces to go and none is in flight, sends its next piece. A full memtable
+ * is frozen at once even while holds are out: holds taken after the freeze read it whole and do
+ * not stop its flush, so only holds already out when it froze delay it ("Flush holds").
  */
 function maybeFlush(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, active: DmoMemtable): void {
-  const frozen = ctx.root('frozen');
+  let frozen = ctx.root('frozen');
   if (frozen === undefined && active.approximateBytes < setup.limitBytes) return;
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
-  if (frozen !== undefined && (meta.get(MEMTABLE_META.tableInFlight) ?? 0) !== 0) return;
-  // A delete's probe reads the disk as it was before the delete: no newer table may reach it
-  // until the probe is answered (see "Deletes" in the header).
-  if ((meta.get(MEMTABLE_META.probesOut) ?? 0) > 0) return;
-  if (frozen !== undefined) {
-    sendFlushPiece(ctx, setup, meta, DmoMemtable.open(ctx.dmo, frozen));
+  if (frozen === undefined) {
+    meta.set(MEMTABLE_META.freezes, (meta.get(MEMTABLE_META.freezes) ?? 0) + 1);
+    ctx.setRoot('frozen', active.rootId);
+    meta.set(MEMTABLE_META.frozenSlot, meta.get(MEMTABLE_META.appliedSlot) ?? 0);
+    ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
+    meta.set(MEMTABLE_META.flushSent, 0);
+    frozen = active.rootId;
+  } else if ((meta.get(MEMTABLE_META.tableInFlight) ?? 0) !== 0) return;
+  if (holdsBefore(ctx, meta.get(MEMTABLE_META.freezes) ?? 0)) return;
+  sendFlushPiece(ctx, setup, meta, DmoMemtable.open(ctx.dmo, frozen));
+}
+
+/**
+ * Flush holds out, by the freeze epoch they were taken at: epoch → count ("Flush holds"). Created
+ * on first use: a memtable that never scans, probes or counts (the offload experiment) keeps its
+ * DMO layout.
+ */
+function holdMap(ctx: RkvContext): DmoNumberMap {
+  const root = ctx.root('holds');
+  if (root !== undefined) return DmoNumberMap.open(ctx.dmo, root);
+  const map = DmoNumberMap.create(ctx.dmo);
+  ctx.setRoot('holds', map.rootId);
+  return map;
+}
+
+/** Takes a flush hold at the current freeze epoch; returns the epoch (the message carries it). */
+function takeHold(ctx: RkvContext): number {
+  const epoch = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta')).get(MEMTABLE_META.freezes) ?? 0;
+  holdMap(ctx).increment(epoch);
+  return epoch;
+}
+
+/** A scan, probe or key count answered: the flush hold it took at `epoch` is released. */
+function releaseHold(ctx: RkvContext, epoch: number): void {
+  const holds = holdMap(ctx);
+  const count = holds.get(epoch) ?? 0;
+  if (count <= 0) {
+    ctx.log.warn({ epoch }, 'rkv: a flush hold released twice or never taken; ignored');
     return;
   }
-  ctx.setRoot('frozen', active.rootId);
-  ctx.setRoot('active', DmoMemtable.create(ctx.dmo).rootId);
-  meta.set(MEMTABLE_META.flushSent, 0);
-  meta.set(MEMTABLE_META.frozenSlot, meta.get(MEMTABLE_META.appliedSlot) ?? 0);
-  sendFlushPiece(ctx, setup, meta, active);
+  if (count === 1) holds.delete(epoch);
+  else holds.set(epoch, count - 1);
+}
+
+/** Whether a hold taken before freeze `epoch` (at a smaller epoch) is still out. */
+function holdsBefore(ctx: RkvContext, epoch: number): boolean {
+  const root = ctx.root('holds');
+  if (root === undefined) return false;
+  for (const [held, count] of DmoNumberMap.open(ctx.dmo, root).entries()) {
+    if (held < epoch && count > 0) return true;
+  }
+  return false;
 }
 
 /** The frozen memtable's next piece (at most MAX_FLUSH_PIECE_BYTES of run) to the compaction actor. */
@@ -290,13 +358,12 @@ function memtableDelete(
       answerOrigin(ctx, origin, { type: 'refused', reason: 'no SSTable reader', leader: NO_LEADER });
     return;
   }
-  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
-  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
+  const hold = takeHold(ctx);
   // A retry that comes (del-again) before the probe's answer waits for it (see `waitingRetries`).
   if (command.clientId > 0) waitingRetries(ctx).setString(waitingKey(command.clientId, command.seq), EMPTY);
   ctx.send(
     reader,
-    { type: 'probe', slot, clientId: command.clientId, seq: command.seq, key, origin },
+    { type: 'probe', slot, clientId: command.clientId, seq: command.seq, key, origin, hold },
     { origin: 'self' },
   );
 }
@@ -419,8 +486,6 @@ function memtableCount(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>): void {
       if (entry.kind === 'put') memtableKeys++;
     }
   }
-  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
-  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
   ctx.send(
     reader,
     {
@@ -429,6 +494,7 @@ function memtableCount(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>): void {
       // Keys only (as tombstones): the reader needs which keys the memtable decided, not values.
       run: encodeRun([...held.values()]),
       origin: encodeOrigin(ctx.origin),
+      hold: takeHold(ctx),
     },
     { origin: 'self' },
   );
@@ -505,8 +571,6 @@ function memtableScan(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, message:
     }
   }
   for (const cursor of cursors) cursor.return?.();
-  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
-  meta.set(MEMTABLE_META.probesOut, (meta.get(MEMTABLE_META.probesOut) ?? 0) + 1);
   ctx.send(
     reader,
     {
@@ -519,6 +583,7 @@ function memtableScan(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, message:
       cut,
       next,
       origin: encodeOrigin(ctx.origin),
+      hold: takeHold(ctx),
     },
     { origin: 'self' },
   );
@@ -554,12 +619,6 @@ function memtableCondCheck(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key
 function noteApplied(ctx: RkvContext, slot: number): void {
   const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
   if (slot > (meta.get(MEMTABLE_META.appliedSlot) ?? 0)) meta.set(MEMTABLE_META.appliedSlot, slot);
-}
-
-/** A probe or key count answered: the flush hold it took is released. */
-function releaseHold(ctx: RkvContext): void {
-  const meta = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'meta'));
-  meta.set(MEMTABLE_META.probesOut, Math.max(0, (meta.get(MEMTABLE_META.probesOut) ?? 0) - 1));
 }
 
 function memtableGet(ctx: RkvContext, setup: RkvMsg<'memtable-setup'>, key: Uint8Array): void {
@@ -646,15 +705,15 @@ export const rkvMemtable = defineActor({
       case 'scan':
         return memtableScan(ctx, setup, message);
       case 'scanned':
-        releaseHold(ctx);
+        releaseHold(ctx, message.hold);
         return maybeFlush(ctx, setup, active);
       case 'counted':
-        releaseHold(ctx);
+        releaseHold(ctx, message.hold);
         if (message.origin.length > 0)
           answerOrigin(ctx, message.origin, { type: 'size', keys: message.keys });
         return maybeFlush(ctx, setup, active);
       case 'probed': {
-        releaseHold(ctx);
+        releaseHold(ctx, message.hold);
         if (message.existed === DEL_UNKNOWN) {
           // The disk could not decide (ahead of the slot) or not be read (the client was told):
           // nothing to remember; retries queued behind the probe learn that it took effect.
@@ -690,6 +749,53 @@ export const rkvMemtable = defineActor({
 
 // ---- the SSTable reader --------------------------------------------------------------------------
 
+/** The messages that carry a memtable's flush hold; each must be answered, or flushes stop. */
+type HoldMessage = RkvMsg<'probe'> | RkvMsg<'count-keys'> | RkvMsg<'scan-range'>;
+
+function isHoldMessage(message: RkvMessage): message is HoldMessage {
+  return message.type === 'probe' || message.type === 'count-keys' || message.type === 'scan-range';
+}
+
+/**
+ * Entries one scan page may visit on the disk, tombstones included: past it the page ends with a
+ * continuation, so a page over a long run of deleted keys is bounded too (see "SCAN").
+ */
+export function scanStepBudget(limit: number): number {
+  return 4 * scanLimit(limit) + 1024;
+}
+
+/**
+ * A hold-carrying message the reader cannot serve (not set up, no disk, the disk threw): its client
+ * (if any) is refused with `reason`, and the memtable still gets the answer that releases the hold
+ * — without it the memtable's flushes would stop for good. A probe answers DEL_UNKNOWN: the delete
+ * is applied, its client heard the refusal, a retry learns it took effect.
+ */
+function refuseHold(ctx: RkvContext, message: HoldMessage, reason: string): void {
+  if (message.origin.length > 0)
+    answerOrigin(ctx, message.origin, { type: 'refused', reason: fitReason(reason), leader: NO_LEADER });
+  if (ctx.origin.kind === 'none') return;
+  const { hold } = message;
+  if (message.type === 'probe') {
+    const { slot, clientId, seq } = message;
+    ctx.reply({ type: 'probed', slot, clientId, seq, existed: DEL_UNKNOWN, origin: EMPTY, hold });
+  } else if (message.type === 'count-keys') ctx.reply({ type: 'counted', keys: 0, origin: EMPTY, hold });
+  else ctx.reply({ type: 'scanned', hold });
+}
+
+const utf8 = new TextEncoder();
+
+/** `reason` cut to what `refused.reason` may carry (an error's message can be long). */
+function fitReason(reason: string): string {
+  if (utf8.encode(reason).length <= MAX_REFUSAL_REASON_BYTES) return reason;
+  let chars = reason.length;
+  while (chars > 0 && utf8.encode(`${reason.slice(0, chars)}…`).length > MAX_REFUSAL_REASON_BYTES) chars--;
+  return `${reason.slice(0, chars)}…`;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
 /** The SSTable reader (one per replica, pinned to the host): memtable misses, from the modelled disk. */
 export const rkvSstableReader = defineActor({
   name: 'rkv-sstable',
@@ -701,12 +807,37 @@ export const rkvSstableReader = defineActor({
     ctx.setRoot('setup', DmoHashMap.create(ctx.dmo).rootId);
   },
   exec(ctx, message) {
+    if (isHoldMessage(message) && loadSetup(ctx, 'sstable-setup') === undefined) {
+      ctx.log.warn({ type: message.type }, 'rkv: message before setup refused');
+      refuseHold(ctx, message, `${ctx.name} is not set up yet; retry once the replica has started`);
+      return;
+    }
     const setup = gateOnSetup(ctx, message, 'sstable-setup');
     if (setup === undefined) return;
-    if (message.type === 'count-keys') return readerCount(ctx, setup, message);
-    if (message.type === 'scan-range') return readerScan(ctx, setup, message);
+    const disk = simDisk(setup.disk);
+    if (isHoldMessage(message)) {
+      if (disk === undefined) {
+        ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
+        refuseHold(ctx, message, `no disk ${setup.disk}`);
+        return;
+      }
+      try {
+        if (message.type === 'count-keys') readerCount(ctx, disk, message);
+        else if (message.type === 'scan-range') readerScan(ctx, disk, message);
+        else readerProbe(ctx, disk, message);
+      } catch (error) {
+        // A damaged or unreadable table (LsmCorruptTableError, LsmIoError on a live node): every
+        // handler above reads before it answers, so nothing was answered yet.
+        ctx.log.error({ type: message.type, error: describeError(error) }, 'rkv: the disk read failed');
+        refuseHold(
+          ctx,
+          message,
+          `${ctx.name} could not read its disk (${describeError(error)}); repair its data directory`,
+        );
+      }
+      return;
+    }
     if (message.type === 'cond-check') {
-      const disk = simDisk(setup.disk);
       if (disk === undefined) ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
       else if (ctx.origin.kind !== 'none')
         ctx.reply({
@@ -716,52 +847,22 @@ export const rkvSstableReader = defineActor({
         });
       return;
     }
-    if (message.type !== 'get' && message.type !== 'probe') return;
-    const disk = simDisk(setup.disk);
+    if (message.type !== 'get') return;
     if (disk === undefined) {
       ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
-      const refused: RkvMessage = { type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER };
-      if (message.type === 'probe') {
-        // The delete is applied; its client hears the refusal (a retry gets DEL_UNKNOWN), and the
-        // memtable must still count the probe answered, or its flushes would be held for good.
-        answerOrigin(ctx, message.origin, refused);
-        if (ctx.origin.kind !== 'none')
-          ctx.reply({
-            type: 'probed',
-            slot: message.slot,
-            clientId: message.clientId,
-            seq: message.seq,
-            existed: DEL_UNKNOWN,
-            origin: EMPTY,
-          });
-      } else if (ctx.origin.kind !== 'none') ctx.reply(refused);
+      if (ctx.origin.kind !== 'none')
+        ctx.reply({ type: 'refused', reason: `no disk ${setup.disk}`, leader: NO_LEADER });
       return;
     }
     if (ctx.origin.kind === 'none') return;
-    if (message.type === 'probe' && disk.appliedSlot >= message.slot) {
-      // The disk holds writes of the delete's slot or later (a replica restarted past a later
-      // flush re-applies older slots): it is not the state before the delete, so it decides
-      // nothing; the memtable answers its client, if any, DEL_UNKNOWN and remembers nothing.
-      ctx.reply({
-        type: 'probed',
-        slot: message.slot,
-        clientId: message.clientId,
-        seq: message.seq,
-        existed: DEL_UNKNOWN,
-        origin: message.origin,
-      });
-      return;
-    }
-    const found = disk.lookup(message.key).value;
-    if (message.type === 'probe') {
-      ctx.reply({
-        type: 'probed',
-        slot: message.slot,
-        clientId: message.clientId,
-        seq: message.seq,
-        existed: found !== undefined ? DEL_EXISTED : DEL_ABSENT,
-        origin: message.origin,
-      });
+    let found: Uint8Array | undefined;
+    try {
+      found = disk.lookup(message.key).value;
+    } catch (error) {
+      // A damaged table: the client hears why rather than waiting for an answer that never comes.
+      ctx.log.error({ type: message.type, error: describeError(error) }, 'rkv: the disk read failed');
+      const reason = `${ctx.name} could not read its disk (${describeError(error)}); repair its data directory`;
+      ctx.reply({ type: 'refused', reason: fitReason(reason), leader: NO_LEADER });
       return;
     }
     ctx.reply({ type: 'value', found: found !== undefined, value: found ?? new Uint8Array(0) });
@@ -769,20 +870,31 @@ export const rkvSstableReader = defineActor({
   cost: sstableWork,
 });
 
-/** DBSIZE at the reader: the memtable's live keys plus the disk's outside the memtable's keys. */
-function readerCount(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: RkvMsg<'count-keys'>): void {
-  const disk = simDisk(setup.disk);
-  if (disk === undefined) {
-    ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
-    answerOrigin(ctx, message.origin, {
-      type: 'refused',
-      reason: `no disk ${setup.disk}`,
-      leader: NO_LEADER,
-    });
-    // The memtable must still count the hold released (no origin: nobody else to answer).
-    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'counted', keys: 0, origin: EMPTY });
+/** A delete's probe: did the key hold a value on the disk (as it was before the delete)? */
+function readerProbe(ctx: RkvContext, disk: SimDisk, message: RkvMsg<'probe'>): void {
+  if (ctx.origin.kind === 'none') return;
+  if (disk.appliedSlot >= message.slot) {
+    // The disk holds writes of the delete's slot or later (a replica restarted past a later
+    // flush re-applies older slots): it is not the state before the delete, so it decides
+    // nothing; the memtable answers its client, if any, DEL_UNKNOWN and remembers nothing.
+    const { slot, clientId, seq, origin, hold } = message;
+    ctx.reply({ type: 'probed', slot, clientId, seq, existed: DEL_UNKNOWN, origin, hold });
     return;
   }
+  const found = disk.lookup(message.key).value;
+  ctx.reply({
+    type: 'probed',
+    slot: message.slot,
+    clientId: message.clientId,
+    seq: message.seq,
+    existed: found !== undefined ? DEL_EXISTED : DEL_ABSENT,
+    origin: message.origin,
+    hold: message.hold,
+  });
+}
+
+/** DBSIZE at the reader: the memtable's live keys plus the disk's outside the memtable's keys. */
+function readerCount(ctx: RkvContext, disk: SimDisk, message: RkvMsg<'count-keys'>): void {
   if (ctx.origin.kind === 'none') return;
   const decided = new Set<string>();
   for (const entry of decodeRun(message.run)) decided.add(diskKeyName(entry.key));
@@ -790,29 +902,20 @@ function readerCount(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: R
     type: 'counted',
     keys: message.memtableKeys + disk.countLiveKeys(decided),
     origin: message.origin,
+    hold: message.hold,
   });
 }
 
 /**
  * SCAN at the reader: the memtable's part merged over the disk's range below where that part
- * stops (memtable entries win, its tombstones hide), cut at the page's bounds; the page to the
- * client, `scanned` to the memtable (its flush hold released).
+ * stops (memtable entries win, its tombstones hide), cut at the page's bounds or where the disk's
+ * read ran out of its step budget (`scanStepBudget`); the page to the client, `scanned` to the
+ * memtable (its flush hold released). Reads everything before it answers anything.
  */
-function readerScan(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: RkvMsg<'scan-range'>): void {
-  const disk = simDisk(setup.disk);
-  if (disk === undefined) {
-    ctx.log.error({ disk: setup.disk }, 'rkv: the disk is not registered');
-    answerOrigin(ctx, message.origin, {
-      type: 'refused',
-      reason: `no disk ${setup.disk}`,
-      leader: NO_LEADER,
-    });
-    if (ctx.origin.kind !== 'none') ctx.reply({ type: 'scanned' });
-    return;
-  }
+function readerScan(ctx: RkvContext, disk: SimDisk, message: RkvMsg<'scan-range'>): void {
   const memtable = decodeRun(message.run);
   const diskEnd = message.cut ? message.next : message.end.length > 0 ? message.end : undefined;
-  const fromDisk = disk.range(message.start, diskEnd);
+  const fromDisk = disk.range(message.start, diskEnd, scanStepBudget(message.limit));
   const pairs: { key: Uint8Array; value: Uint8Array }[] = [];
   let bytes = 0;
   let stoppedAt: Uint8Array | undefined;
@@ -821,6 +924,12 @@ function readerScan(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: Rk
     let diskHead = fromDisk.next();
     for (;;) {
       const mem = memtable[at];
+      // The disk's read stopped at its budget: every disk key below `value` was read, none above.
+      const diskStop = diskHead.done === true ? diskHead.value : undefined;
+      if (diskStop !== undefined && (mem === undefined || compareKeys(mem.key, diskStop) >= 0)) {
+        stoppedAt = diskStop;
+        break;
+      }
       const onDisk = diskHead.done === true ? undefined : diskHead.value;
       if (mem === undefined && onDisk === undefined) break;
       let key: Uint8Array;
@@ -848,7 +957,7 @@ function readerScan(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: Rk
       bytes += size;
     }
   } finally {
-    fromDisk.return();
+    fromDisk.return(undefined);
   }
   const page: RkvMessage =
     stoppedAt !== undefined
@@ -857,7 +966,7 @@ function readerScan(ctx: RkvContext, setup: RkvMsg<'sstable-setup'>, message: Rk
         ? { type: 'scan-page', pairs, done: false, next: message.next }
         : { type: 'scan-page', pairs, done: true, next: EMPTY };
   answerOrigin(ctx, message.origin, page);
-  if (ctx.origin.kind !== 'none') ctx.reply({ type: 'scanned' });
+  if (ctx.origin.kind !== 'none') ctx.reply({ type: 'scanned', hold: message.hold });
 }
 
 // ---- the compaction actor ------------------------------------------------------------------------
@@ -982,7 +1091,7 @@ function sstableWork(message: RkvMessage): HandlerWork {
         RKV_BASE_INSTRUCTIONS +
         SSTABLE_READ_INSTRUCTIONS +
         message.run.length * PER_BYTE_INSTRUCTIONS * 8 +
-        message.limit * SCAN_ENTRY_INSTRUCTIONS +
+        scanStepBudget(message.limit) * SCAN_ENTRY_INSTRUCTIONS +
         message.maxBytes * PER_BYTE_INSTRUCTIONS,
       ipc: 0.9,
       mpki: 12,

@@ -7,8 +7,10 @@
  * wrote; one whose answer is unknown still does exactly that, if it happens. A scan page answers
  * the live pairs of the range it covers — [start, next) when it names a next key, else
  * [start, end) — exactly, in key order, and at most `limit` of them: one read of every key in that
- * range at one point. Keys compare as JS strings (UTF-16 units), which is byte order for the ASCII
- * keys the tests use.
+ * range at one point. A page that names a next key must move on (next > start): one that does not
+ * would have its client read the same page for ever. Keys compare as their UTF-8 bytes do (code
+ * point order, `compareKeyStrings`), as RKV orders keys (lsm/bytes.ts compareKeys) — not as JS
+ * strings, whose UTF-16 order differs for characters above U+FFFF.
  *
  * Partitions (Herlihy & Wing's locality, Porcupine's P-compositionality): a history is
  * linearizable iff each part over disjoint keys is. A single-key operation touches its key; an
@@ -83,15 +85,32 @@ function describeOutput(output: KvOutput): string {
   return 'ok';
 }
 
+/**
+ * Two keys in the order of their UTF-8 bytes: code point order (UTF-8 keeps it), which JS's `<`
+ * on strings breaks for surrogate pairs (UTF-16 units).
+ */
+export function compareKeyStrings(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(j) as number;
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0;
+}
+
 /** The upper bound of the range an answered scan page read (undefined: none). */
 function coveredEnd(input: KvScanInput, output: KvOutput): string | undefined {
   const next = output.op === 'scan' ? output.next : null;
   if (next === null) return input.end ?? undefined;
-  return input.end !== null && input.end < next ? input.end : next;
+  return input.end !== null && compareKeyStrings(input.end, next) < 0 ? input.end : next;
 }
 
 function inRange(key: string, start: string, end: string | undefined): boolean {
-  return key >= start && (end === undefined || key < end);
+  return compareKeyStrings(key, start) >= 0 && (end === undefined || compareKeyStrings(key, end) < 0);
 }
 
 function withKey(state: KvState, key: string, value: string | null): KvState {
@@ -104,10 +123,11 @@ function withKey(state: KvState, key: string, value: string | null): KvState {
 
 function scanStep(state: KvState, input: KvScanInput, output: KvOutput): KvState | typeof ILLEGAL {
   if (output.op !== 'scan' || output.pairs.length > input.limit) return ILLEGAL;
+  if (output.next !== null && compareKeyStrings(output.next, input.start) <= 0) return ILLEGAL;
   const end = coveredEnd(input, output);
   const want = [...state].filter(([key]) => inRange(key, input.start, end));
   if (want.length !== output.pairs.length) return ILLEGAL;
-  want.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  want.sort(([a], [b]) => compareKeyStrings(a, b));
   for (let i = 0; i < want.length; i++) {
     const [key, value] = want[i] as [string, string];
     const pair = output.pairs[i] as readonly [string, string];

@@ -42,6 +42,7 @@ import type { RespLimitsInput } from '../resp/limits.ts';
 import { ScanCursors } from '../resp/scan-cursors.ts';
 import type { RkvActorClient, RkvActorConnection } from './actor-cluster.ts';
 import { ClusterUnavailableError } from './errors.ts';
+import { assertScanMovesOn } from './scan-merge.ts';
 
 /** What the actors' codec carries: the front refuses longer keys and values up front. */
 export const ACTOR_RESP_LIMITS: RespLimitsInput = {
@@ -163,6 +164,8 @@ export class ActorKvBackend implements KvBackend {
     const page = await this.#pooled(0, (client) =>
       client.scan(start, undefined, { limit, giveUpMs: this.#giveUpMs }),
     );
+    // A page that does not move on would hand the RESP client a cursor it could follow for ever.
+    assertScanMovesOn(start, page);
     return {
       cursor: this.#cursors.open(page.next),
       keys: page.pairs.map((pair) => Buffer.from(pair.key.buffer, pair.key.byteOffset, pair.key.byteLength)),

@@ -50,7 +50,13 @@ import {
 } from '../actors/messages.ts';
 import { shardOf } from './commands.ts';
 import { ClusterUnavailableError } from './errors.ts';
-import { compareKeyBytes, mergeShardPages, type RkvPair, type RkvScanPage } from './scan-merge.ts';
+import {
+  assertScanMovesOn,
+  compareKeyBytes,
+  mergeShardPages,
+  type RkvPair,
+  type RkvScanPage,
+} from './scan-merge.ts';
 
 export type { RkvPair, RkvScanPage } from './scan-merge.ts';
 
@@ -665,7 +671,8 @@ export class RkvActorClient {
 
   /**
    * Every live pair with start ≤ key < end, in key order, page by page (`scan`; each page
-   * linearizable per shard, the whole not one snapshot).
+   * linearizable per shard, the whole not one snapshot). Throws ClusterScanStalledError for a page
+   * whose next key does not move past its start, rather than loop on it.
    */
   async *scanAll(
     start: Uint8Array,
@@ -675,6 +682,7 @@ export class RkvActorClient {
     let from: Uint8Array | null = start;
     while (from !== null) {
       const page = await this.scan(from, end, options);
+      assertScanMovesOn(from, page);
       yield* page.pairs;
       from = page.next;
     }

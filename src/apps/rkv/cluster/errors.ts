@@ -88,3 +88,26 @@ export class ClusterStorageError extends IpipeError {
     this.path = path;
   }
 }
+
+/**
+ * A scan page named a next key at or before the key it started from: a scan that went on from it
+ * would read the same page for ever (`RkvActorClient.scanAll`, the RESP front's SCAN). A replica
+ * answering such a page is a bug in RKV, not something a retry fixes.
+ */
+export class ClusterScanStalledError extends IpipeError {
+  readonly start: Uint8Array;
+  readonly next: Uint8Array;
+  constructor(start: Uint8Array, next: Uint8Array) {
+    super(
+      'IPIPE_ERR_CLUSTER_SCAN_STALLED',
+      `a scan page from key ${hexOf(start)} names next key ${hexOf(next)}, not past it: the scan would ` +
+        'never end; report it as an RKV bug (with the keys) and read the range by another start key',
+    );
+    this.start = start.slice();
+    this.next = next.slice();
+  }
+}
+
+function hexOf(key: Uint8Array): string {
+  return key.length === 0 ? '(empty)' : `0x${Buffer.from(key).toString('hex')}`;
+}

@@ -471,13 +471,23 @@ export class LsmDisk extends SimDisk {
     return live;
   }
 
-  /** The engine's live pairs in [start, end), from its range cursor (memtables and every level). */
+  /**
+   * The engine's live pairs in [start, end), from its range cursor (memtables and every level),
+   * at most `maxSteps` entries visited, tombstones included (the engine's scan skips them inside,
+   * so without the budget one page could walk every tombstone on disk); returns where it stopped.
+   */
   override *range(
     start: Uint8Array,
     end: Uint8Array | undefined,
-  ): Generator<[Uint8Array, Uint8Array], void, undefined> {
-    for (const pair of this.#engine.scan(end === undefined ? { start } : { start, end }))
-      if (pair[0].length > 0) yield pair;
+    maxSteps = Number.POSITIVE_INFINITY,
+  ): Generator<[Uint8Array, Uint8Array], Uint8Array | undefined, undefined> {
+    // The empty key holds the disk's applied slot (see `appliedSlot`), never a client's pair.
+    const pairs = this.#engine.scan(end === undefined ? { start, maxSteps } : { start, end, maxSteps });
+    for (;;) {
+      const step = pairs.next();
+      if (step.done === true) return step.value;
+      if (step.value[0].length > 0) yield step.value;
+    }
   }
 
   /** Closes the engine, its lock released (`flush: false` leaves nothing more on disk: tests). */

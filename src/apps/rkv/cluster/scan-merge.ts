@@ -13,6 +13,7 @@
  */
 
 import { SCAN_PAIR_OVERHEAD_BYTES } from '../actors/messages.ts';
+import { ClusterScanStalledError } from './errors.ts';
 
 /** One key and its value, as a scan returns them. */
 export interface RkvPair {
@@ -55,4 +56,13 @@ export function mergeShardPages(pages: readonly RkvScanPage[], limit: number, ma
     bytes += size;
   }
   return { pairs, next: bound };
+}
+
+/**
+ * Throws ClusterScanStalledError when `page` names a next key not past `start`: going on from it
+ * would read the same page for ever (every page must move on; messages.ts `scan-page`).
+ */
+export function assertScanMovesOn(start: Uint8Array, page: RkvScanPage): void {
+  if (page.next !== null && compareKeyBytes(page.next, start) <= 0)
+    throw new ClusterScanStalledError(start, page.next);
 }

@@ -61,11 +61,15 @@ export interface WriteOptions {
   readonly sequence?: number;
 }
 
-/** A key range to scan: `start` inclusive, `end` exclusive, at most `limit` pairs. */
+/**
+ * A key range to scan: `start` inclusive, `end` exclusive, at most `limit` pairs, and at most
+ * `maxSteps` entries visited (tombstones and shadowed versions the merge skips included).
+ */
 export interface ScanOptions {
   readonly start?: Uint8Array;
   readonly end?: Uint8Array;
   readonly limit?: number;
+  readonly maxSteps?: number;
 }
 
 /** Options of `close`. */
@@ -187,12 +191,16 @@ export class LsmEngine {
   /**
    * [key, value] pairs in key order over a range. Writes made while iterating may or may not be
    * seen; flushes and compactions meanwhile do not disturb it. Finish the iteration or `break`
-   * out of it (a `for…of` does): an abandoned iterator keeps its tables open.
+   * out of it (a `for…of` does): an abandoned iterator keeps its tables open. With `maxSteps`, the
+   * iteration ends after that many entries visited (a run of tombstones costs its length, though
+   * it yields nothing) and returns the first key it did not visit, to scan on from; it returns
+   * undefined when it ended for any other reason (the range's end, `limit`).
    */
-  *scan(options: ScanOptions = {}): Generator<[Uint8Array, Uint8Array], void, undefined> {
+  *scan(options: ScanOptions = {}): Generator<[Uint8Array, Uint8Array], Uint8Array | undefined, undefined> {
     this.#checkOpen();
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    if (!(limit > 0)) return;
+    const maxSteps = options.maxSteps ?? Number.POSITIVE_INFINITY;
+    if (!(limit > 0)) return undefined;
     const handles = this.#frozen === undefined ? [this.#active] : [this.#active, this.#frozen];
     for (const handle of handles) handle.pins++;
     const cursor = this.tree.cursor(handles.map((handle) => handle.memtable));
@@ -201,15 +209,18 @@ export class LsmEngine {
       else cursor.seek(options.start);
       const end = options.end;
       let yielded = 0;
+      let steps = 0;
       while (cursor.valid) {
-        if (end !== undefined && compareKeys(cursor.key, end) >= 0) return;
+        if (end !== undefined && compareKeys(cursor.key, end) >= 0) return undefined;
+        if (steps++ >= maxSteps) return cursor.key.slice();
         const entry = cursor.entry();
         if (entry.kind === 'put') {
           yield [entry.key.slice(), entry.value.slice()];
-          if (++yielded >= limit) return;
+          if (++yielded >= limit) return undefined;
         }
         cursor.next();
       }
+      return undefined;
     } finally {
       cursor.close();
       for (const handle of handles) this.#unpin(handle);

@@ -38,7 +38,12 @@ import {
   unknownCommandError,
 } from './commands.ts';
 import { ReplyWriter, type RespValue, toByteString } from './encoder.ts';
-import { BackendUnavailableError, BackendUnsupportedError, NotLeaderError } from './errors.ts';
+import {
+  BackendUnavailableError,
+  BackendUnsupportedError,
+  NotLeaderError,
+  ScanCursorExpiredError,
+} from './errors.ts';
 import type { InfoServerView } from './info.ts';
 import type { RespLimits } from './limits.ts';
 import { type ProtocolViolation, RespParser } from './parser.ts';
@@ -288,7 +293,8 @@ export class RespConnection implements CommandContext {
       this.#counters.unavailableReplies++;
       return `TRYAGAIN ${toByteString(error.message)}`;
     }
-    if (error instanceof BackendUnsupportedError) return `ERR ${toByteString(error.message)}`;
+    if (error instanceof BackendUnsupportedError || error instanceof ScanCursorExpiredError)
+      return `ERR ${toByteString(error.message)}`;
     this.#counters.backendErrors++;
     const message = error instanceof Error ? error.message : String(error);
     return `ERR internal error: ${toByteString(message)}`;

@@ -19,6 +19,7 @@ export const RESP_ERROR_CODES = [
   'IPIPE_ERR_RESP_UNAVAILABLE',
   'IPIPE_ERR_RESP_CLIENT',
   'IPIPE_ERR_RESP_UNSUPPORTED',
+  'IPIPE_ERR_RESP_SCAN_CURSOR_EXPIRED',
 ] as const satisfies readonly ErrorCode[];
 
 /** One of this module's codes. */
@@ -95,6 +96,22 @@ export class BackendUnavailableError extends RespError {
 export class BackendUnsupportedError extends RespError {
   constructor(message: string) {
     super('IPIPE_ERR_RESP_UNSUPPORTED', message);
+  }
+}
+
+/**
+ * A SCAN cursor this front gave but no longer keeps (scan-cursors.ts: only the newest
+ * MAX_OPEN_SCAN_CURSORS continuations are kept): the scan cannot go on from it and must restart
+ * from cursor 0. The front answers `-ERR <message>`.
+ */
+export class ScanCursorExpiredError extends RespError {
+  readonly cursor: string;
+  constructor(cursor: string, kept: number) {
+    super(
+      'IPIPE_ERR_RESP_SCAN_CURSOR_EXPIRED',
+      `SCAN cursor ${cursor} expired (this front keeps its newest ${kept} cursors): restart the scan from cursor 0`,
+    );
+    this.cursor = cursor;
   }
 }
 

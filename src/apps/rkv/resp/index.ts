@@ -22,6 +22,7 @@ export {
   RespError,
   RespLimitsError,
   RespListenError,
+  ScanCursorExpiredError,
 } from './errors.ts';
 export type { InfoSection } from './info.ts';
 export { INFO_SECTIONS, REDIS_COMPATIBLE_VERSION } from './info.ts';

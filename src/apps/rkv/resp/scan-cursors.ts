@@ -5,10 +5,11 @@
  * bytes, which no 64-bit number holds. So a backend keeps the continuation key here and hands the
  * client a number that names it: opaque, as Redis's own cursors are. "0" starts a scan and ends
  * one. The table keeps the newest MAX_OPEN_SCAN_CURSORS continuations; an older cursor is refused
- * (`BackendUnsupportedError`: start the scan again from 0) rather than silently restarted.
+ * (`ScanCursorExpiredError`: restart the scan from 0) rather than silently restarted, and one this
+ * front never gave is refused too (`BackendUnsupportedError`).
  */
 
-import { BackendUnsupportedError } from './errors.ts';
+import { BackendUnsupportedError, ScanCursorExpiredError } from './errors.ts';
 
 /** Continuations kept per backend: far more than the scans a front runs at once. */
 export const MAX_OPEN_SCAN_CURSORS = 4096;
@@ -25,8 +26,11 @@ export class ScanCursors {
     if (cursor === '0') return START;
     const key = this.#open.get(cursor);
     if (key === undefined) {
+      // Cursors are numbered in order: one below the next number was given here, and evicted.
+      if (/^[1-9][0-9]*$/.test(cursor) && BigInt(cursor) < this.#next)
+        throw new ScanCursorExpiredError(cursor, MAX_OPEN_SCAN_CURSORS);
       throw new BackendUnsupportedError(
-        `invalid or expired SCAN cursor ${cursor} (this front keeps the newest ${MAX_OPEN_SCAN_CURSORS}); start the scan again from cursor 0`,
+        `invalid SCAN cursor ${cursor}: this front never gave it; start the scan again from cursor 0`,
       );
     }
     return key;

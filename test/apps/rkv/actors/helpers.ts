@@ -13,6 +13,7 @@ import {
   type RkvSimOptions,
 } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
 import { baseValue } from '../../../../src/apps/rkv/actors/sim-disk.ts';
+import { DmoMemtable } from '../../../../src/apps/rkv/lsm/dmo-memtable.ts';
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import type { Random } from '../../../../src/random.ts';
@@ -161,4 +162,15 @@ export function runAgainstModel(
     }
   }
   return { gets, puts, hits };
+}
+
+/** The bytes replica `replica`'s memtables hold now: the active one and the frozen one (if any). */
+export function memtableBytes(deployment: RkvSimDeployment, replica: number): number {
+  const instance = deployment.cluster.node(replica).instance(deployment.memtables[replica]!.id);
+  let bytes = 0;
+  for (const name of ['active', 'frozen']) {
+    const root = instance.root(name);
+    if (root !== undefined) bytes += DmoMemtable.open(instance.heap, root).approximateBytes;
+  }
+  return bytes;
 }

@@ -32,8 +32,9 @@ import {
 } from '../../../../src/apps/rkv/actors/messages.ts';
 import type { RkvSimDeployment } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
 import { baseValue, encodeRun } from '../../../../src/apps/rkv/actors/sim-disk.ts';
+import { scanStepBudget } from '../../../../src/apps/rkv/actors/storage-actors.ts';
 import { Random } from '../../../../src/random.ts';
-import { BASE_KEYS, call, deployGroup, VALUE_BYTES } from './helpers.ts';
+import { BASE_KEYS, call, deployGroup, memtableBytes, VALUE_BYTES } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const SEED = Number(process.env['IPIPE_TEST_SEED'] ?? 20261122);
@@ -240,6 +241,8 @@ test('a follower refuses a scan and names the leader', () => {
   if (answer.type === 'refused') assert.equal(answer.leader, d.leader);
 });
 
+/** When the hold test's scan leaves: 20 µs after the 9th round of writes, while they commit. */
+const SCAN_AFTER_NS = 20_000;
 test('a scan while every write flushes sees each key once, in order, and every write answered before it', () => {
   // A 1-byte memtable: every write freezes the memtable and sends a flush.
   const d = deployGroup({ memtableLimitBytes: 1 });
@@ -263,14 +266,17 @@ test('a scan while every write flushes sees each key once, in order, and every w
       () => {},
     );
     if (i === 8) {
-      d.cluster.clientSend(
-        leader,
-        consensus,
-        { type: 'scan', start: EMPTY, end: EMPTY, limit: MAX_SCAN_LIMIT, maxBytes: 0 },
-        (_id, _latency, ok, reply) => {
-          assert.ok(ok);
-          scanned = reply as RkvMessage;
-        },
+      // Sent a while after the writes so far, while they are committing: it sees some of them.
+      d.cluster.kernel.after(SCAN_AFTER_NS, () =>
+        d.cluster.clientSend(
+          leader,
+          consensus,
+          { type: 'scan', start: EMPTY, end: EMPTY, limit: MAX_SCAN_LIMIT, maxBytes: 0 },
+          (_id, _latency, ok, reply) => {
+            assert.ok(ok);
+            scanned = reply as RkvMessage;
+          },
+        ),
       );
     }
   }
@@ -285,9 +291,100 @@ test('a scan while every write flushes sees each key once, in order, and every w
   const fresh = indices.filter((index) => index >= BASE_KEYS).length;
   assert.ok(fresh >= 6 && fresh <= 12, `${fresh} new keys seen; 6 were answered before the scan`);
   assert.equal(indices.length, BASE_KEYS + fresh);
+  // The page is one point of the log: the writes it shows are a prefix of the order they were
+  // sent in, each with its value; the rest show what was there before (nothing, the base value).
+  const got = new Map(scanned.pairs.map((pair) => [rkvKeyIndex(pair.key) as number, pair.value]));
+  for (let i = 0; i < 6; i++)
+    assert.deepEqual(got.get(BASE_KEYS + i), new Uint8Array(VALUE_BYTES).fill(i), `answered put ${i}`);
+  const writes: [index: number, fill: number][] = [];
+  for (let i = 6; i < 12; i++) writes.push([BASE_KEYS + i, i], [i, i]);
+  const seen = writes.map(([index, i]) => {
+    const value = got.get(index);
+    if (value !== undefined && Buffer.from(value).equals(Buffer.alloc(VALUE_BYTES, i))) return true;
+    const before = index >= BASE_KEYS ? undefined : baseValue(index, VALUE_BYTES);
+    assert.deepEqual(value, before, `key ${index}: neither its write's value nor the one before`);
+    return false;
+  });
+  const prefix = seen.indexOf(false) < 0 ? seen.length : seen.indexOf(false);
+  assert.deepEqual(
+    seen,
+    writes.map((_, n) => n < prefix),
+    `writes seen, in write order: ${seen}`,
+  );
+  // Not a bound on the answer: the scan is timed to land among the writes, or this checks little.
+  assert.ok(prefix > 0 && prefix < writes.length, `the scan saw ${prefix} of the ${writes.length} writes`);
   assert.ok(d.disks[leader]!.tablesWritten > 6, `tables written: ${d.disks[leader]!.tablesWritten}`);
   const final = scanAll(d, EMPTY, EMPTY, MAX_SCAN_LIMIT).pairs;
   assert.equal(final.length, BASE_KEYS + 12);
+});
+
+test('a page over a long run of tombstones on disk ends at its step budget with a next that moves on', () => {
+  const baseKeys = 3000;
+  const d = deployGroup({ baseKeys });
+  // Tombstones of base keys 0 … 2499 on the leader's disk (as flushed deletes would leave them).
+  const tombstones = Array.from({ length: 2500 }, (_, i) => ({ key: rkvKey(i), value: undefined }));
+  d.disks[d.leader]!.writeLevel0(encodeRun(tombstones));
+  const limit = 10;
+  const first = page(d, d.leader, { type: 'scan', start: EMPTY, end: EMPTY, limit, maxBytes: 0 });
+  assert.equal(first.done, false);
+  assert.equal(first.pairs.length, 0, 'the budget ran out among the tombstones');
+  assert.deepEqual(first.next, rkvKey(scanStepBudget(limit)), 'the next page starts where the read stopped');
+  const all = scanAll(d, EMPTY, EMPTY, limit);
+  assert.deepEqual(
+    all.pairs.map(([index]) => index),
+    Array.from({ length: 500 }, (_, i) => 2500 + i),
+    'exactly the live keys',
+  );
+  for (const [index, value] of all.pairs) assert.deepEqual(value, baseValue(index, VALUE_BYTES));
+  assert.ok(all.pages >= 50 + 2, `pages: ${all.pages}`);
+});
+
+test('closed-loop scanners do not starve flushes: the memtable stays within a few times its limit', () => {
+  // Two scanners back to back keep a hold out at every moment; before holds had epochs the
+  // memtable never flushed again (600 KB in NIC memory at a 4 KiB limit).
+  const limitBytes = 4096;
+  const d = deployGroup({ baseKeys: 0, memtableLimitBytes: limitBytes, level0Trigger: 4 });
+  const leader = d.leader;
+  const consensus = d.consensus[leader] as Ref;
+  const kernel = d.cluster.kernel;
+  const stopAt = kernel.now() + 10_000_000;
+  let puts = 0;
+  let scans = 0;
+  const writer = (): void => {
+    if (kernel.now() > stopAt) return;
+    const key = rkvKey(puts++);
+    d.cluster.clientSend(
+      leader,
+      consensus,
+      { type: 'put', clientId: 0, seq: 0, key, value: new Uint8Array(100) },
+      writer,
+    );
+  };
+  const scanner = (): void => {
+    if (kernel.now() > stopAt) return;
+    scans++;
+    d.cluster.clientSend(
+      leader,
+      consensus,
+      { type: 'scan', start: EMPTY, end: EMPTY, limit: 4, maxBytes: 0 },
+      scanner,
+    );
+  };
+  writer();
+  scanner();
+  scanner();
+  let most = 0;
+  while (kernel.now() < stopAt) {
+    kernel.run({ untilNs: kernel.now() + 250_000 });
+    most = Math.max(most, memtableBytes(d, leader));
+  }
+  kernel.run({});
+  assert.ok(scans > 100 && puts > 100, `scans ${scans}, puts ${puts}`);
+  assert.ok(most <= 3 * limitBytes, `memtables held ${most} bytes at most (limit ${limitBytes})`);
+  assert.ok(
+    d.disks[leader]!.tablesWritten >= puts / 60,
+    `tables written: ${d.disks[leader]!.tablesWritten} for ${puts} puts`,
+  );
 });
 
 test('the largest pages encode within one 65 000-byte datagram (the bound counts what the codec writes)', () => {

@@ -93,3 +93,33 @@ test('the disk records D, the largest slot a written run carried; a compaction k
   disk.writeLevel0(encodeRun([{ key: rkvKey(4), value: bytes(4) }]));
   assert.equal(disk.appliedSlot, 12, 'a run without a slot (a pre-load) changes nothing');
 });
+
+test('a range read stops after its step budget, tombstones counted, and goes on from where it stopped', () => {
+  const disk = new SimDisk({ baseKeys: 3000, valueBytes: 4 });
+  // Tombstones over base keys 0 … 2499 (the base values stay below them, hidden).
+  const tombstones = Array.from({ length: 2500 }, (_, i) => ({ key: rkvKey(i), value: undefined }));
+  disk.writeLevel0(encodeRun(tombstones));
+  const budget = 100;
+  const first = disk.range(new Uint8Array(0), undefined, budget);
+  const head = first.next();
+  assert.equal(head.done, true, 'the first 100 entries are tombstones: no pair');
+  assert.deepEqual(head.value, rkvKey(budget), 'it stopped at the first entry it did not visit');
+  const live: number[] = [];
+  let from: Uint8Array = new Uint8Array(0);
+  let reads = 0;
+  for (;;) {
+    reads++;
+    const range = disk.range(from, undefined, budget);
+    let step = range.next();
+    for (; step.done !== true; step = range.next()) live.push(rkvKeyIndex(step.value[0]) as number);
+    if (step.value === undefined) break;
+    assert.ok(Buffer.compare(step.value, from) > 0, 'each read moves on');
+    from = step.value;
+  }
+  assert.deepEqual(
+    live,
+    Array.from({ length: 500 }, (_, i) => 2500 + i),
+    'exactly the live keys',
+  );
+  assert.equal(reads, 30, '3000 entries visited 100 at a time');
+});

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KvHistoryOp } from '../../../../src/apps/rkv/check/index.ts';
 import { checkLinearizability, describeCheckResult, kvModel } from '../../../../src/apps/rkv/check/index.ts';
+import { compareKeyStrings } from '../../../../src/apps/rkv/check/kv-model.ts';
 import { del, deleted, get, lost, ok, put, putOk, read } from './history-builders.ts';
 
 function assertRejected(history: KvHistoryOp[], partition?: string): void {
@@ -167,6 +168,45 @@ test('a scan page out of key order, over its limit, or with a key outside the ra
       11,
     ),
   ]);
+});
+
+test('a scan page whose next does not move past its start is rejected (its client would loop)', () => {
+  const writes = [ok(1, put('x', 'a'), putOk, 0, 5)];
+  // Empty, not done, next = start: nothing is wrong with what it holds, only that it goes nowhere.
+  assertRejected([...writes, ok(2, scan('x', null), page([], 'x'), 10, 11)]);
+  assertRejected([...writes, ok(2, scan('y', null), page([], 'b'), 10, 11)]);
+  // The same page one key further on is fine: [x, xa) holds x.
+  const moved = checkLinearizability(kvModel, [
+    ...writes,
+    ok(2, scan('x', null), page([['x', 'a']], 'xa'), 10, 11),
+  ]);
+  assert.equal(moved.verdict, 'linearizable', describeCheckResult(kvModel, moved));
+});
+
+test('keys compare as UTF-8 bytes: U+FFFD sorts below U+1F600 (as JS strings it sorts above)', () => {
+  const low = '\ufffd';
+  const high = '\u{1f600}';
+  assert.ok(high < low, 'JS string order is UTF-16 order');
+  assert.ok(compareKeyStrings(low, high) < 0 && compareKeyStrings(high, low) > 0);
+  assert.equal(compareKeyStrings(high, high), 0);
+  assert.ok(compareKeyStrings('a', 'ab') < 0);
+  const writes = [ok(1, put(low, 'a'), putOk, 0, 5), ok(1, put(high, 'b'), putOk, 6, 8)];
+  const inByteOrder = checkLinearizability(kvModel, [
+    ...writes,
+    ok(
+      2,
+      scan('', null),
+      page([
+        [low, 'a'],
+        [high, 'b'],
+      ]),
+      10,
+      11,
+    ),
+  ]);
+  assert.equal(inByteOrder.verdict, 'linearizable', describeCheckResult(kvModel, inByteOrder));
+  // A page up to U+1F600 covers U+FFFD: leaving it out is wrong.
+  assertRejected([...writes, ok(2, scan('', null), page([], high), 10, 11)]);
 });
 
 test('a linearizable history with scan pages is accepted (the rejections above are not the checker refusing scans)', () => {

@@ -311,3 +311,43 @@ test('an LsmDisk with tables but no D (written before D was kept) counts as ahea
     empty.close();
   });
 });
+
+test('LsmDisk.range stops after its step budget over on-disk tombstones and goes on from there', () => {
+  withDir((dir) => {
+    const disk = LsmDisk.open(dir);
+    try {
+      const key = (i: number) => bytes(`key:${String(i).padStart(6, '0')}`);
+      const keys = 3000;
+      disk.writeLevel0(
+        encodeRun(Array.from({ length: keys }, (_, i) => ({ key: key(i), value: bytes(`v${i}`) }))),
+      );
+      // A later table deletes all but every 500th key: its tombstones shadow the values below.
+      const deletes = [];
+      for (let i = 0; i < keys; i++) if (i % 500 !== 499) deletes.push({ key: key(i), value: undefined });
+      disk.writeLevel0(encodeRun(deletes));
+      const budget = 200;
+      const first = disk.range(new Uint8Array(0), undefined, budget).next();
+      assert.equal(first.done, true, 'the first 200 entries are tombstones: no pair');
+      assert.deepEqual(first.value, key(budget), 'it stopped at the first key it did not visit');
+      const live: string[] = [];
+      let from: Uint8Array = new Uint8Array(0);
+      let reads = 0;
+      for (;;) {
+        reads++;
+        const range = disk.range(from, undefined, budget);
+        let step = range.next();
+        for (; step.done !== true; step = range.next()) live.push(new TextDecoder().decode(step.value[0]));
+        if (step.value === undefined) break;
+        assert.ok(Buffer.compare(step.value, from) > 0, 'each read moves on');
+        from = step.value;
+      }
+      assert.deepEqual(
+        live,
+        Array.from({ length: 6 }, (_, i) => `key:${String(500 * i + 499).padStart(6, '0')}`),
+      );
+      assert.ok(reads >= keys / budget, `${reads} reads of at most ${budget} entries`);
+    } finally {
+      disk.close({ flush: false });
+    }
+  });
+});

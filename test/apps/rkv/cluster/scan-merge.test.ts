@@ -7,11 +7,17 @@
  *              its limit — the whole scan equals the union of the shards' ranges
  *   bound      a shard whose page ended early holds the merged page below its next key: a pair of
  *              another shard above it is left for the next page
+ *   empty      a shard page with no pairs but a next (its disk read ran out of budget) bounds the
+ *              merge the same way; all shards empty: an empty page that still moves on
+ *   stalled    scanAll throws ClusterScanStalledError on a page whose next is not past its start
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { RkvActorClient } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
+import { ClusterScanStalledError } from '../../../../src/apps/rkv/cluster/errors.ts';
 import {
+  assertScanMovesOn,
   compareKeyBytes,
   mergeShardPages,
   type RkvPair,
@@ -90,4 +96,55 @@ test("a shard's early end bounds the merged page; limit and bytes cut it with th
   const done = mergeShardPages([{ pairs: [], next: null }, b], 10, 1 << 20);
   assert.deepEqual([done.pairs.length, done.next], [2, null]);
   assert.ok(compareKeyBytes(key('a'), key('ab')) < 0 && compareKeyBytes(key('b'), key('ab')) > 0);
+});
+
+test('a shard page that is empty but not done (its disk read ran out of budget) bounds the merge at its next', () => {
+  // Shard a stopped among tombstones at "m" with nothing to show; shard b has keys on both sides.
+  const a: RkvScanPage = { pairs: [], next: key('m') };
+  const b: RkvScanPage = {
+    pairs: [
+      { key: key('c'), value: key('1') },
+      { key: key('q'), value: key('2') },
+    ],
+    next: null,
+  };
+  const page = mergeShardPages([a, b], 10, 1 << 20);
+  assert.deepEqual(
+    page.pairs.map((pair) => decoder.decode(pair.key)),
+    ['c'],
+    'q lies above shard a’s next: shard a may still hold keys below it',
+  );
+  assert.equal(decoder.decode(page.next as Uint8Array), 'm');
+  // Both empty with a next: the merged page is empty too, and moves on to the smaller next.
+  const empty = mergeShardPages([a, { pairs: [], next: key('t') }], 10, 1 << 20);
+  assert.deepEqual([empty.pairs.length, decoder.decode(empty.next as Uint8Array)], [0, 'm']);
+});
+
+test('scanAll throws ClusterScanStalledError on a page whose next does not move past its start, not loop', async () => {
+  // Only scanAll's loop is under test: a client whose `scan` answers from a script.
+  const pages: RkvScanPage[] = [
+    { pairs: [{ key: key('a'), value: key('1') }], next: key('c') },
+    { pairs: [], next: key('c') },
+  ];
+  let asked = 0;
+  const client = Object.create(RkvActorClient.prototype) as RkvActorClient;
+  Object.defineProperty(client, 'scan', {
+    value: async () => pages[Math.min(asked++, pages.length - 1)],
+  });
+  const seen: string[] = [];
+  await assert.rejects(
+    async () => {
+      for await (const pair of client.scanAll(key(''), undefined)) seen.push(decoder.decode(pair.key));
+    },
+    (error: unknown) =>
+      error instanceof ClusterScanStalledError &&
+      error.code === 'IPIPE_ERR_CLUSTER_SCAN_STALLED' &&
+      decoder.decode(error.next) === 'c' &&
+      /never end/.test(error.message),
+  );
+  assert.deepEqual(seen, ['a']);
+  assert.equal(asked, 2, 'stopped at the page that did not move on');
+  assert.throws(() => assertScanMovesOn(key('b'), { pairs: [], next: key('a') }), ClusterScanStalledError);
+  assertScanMovesOn(key('b'), { pairs: [], next: key('ba') });
+  assertScanMovesOn(key('b'), { pairs: [], next: null });
 });

@@ -6,6 +6,8 @@
  *              0); TYPE string keeps every key, another type none
  *   errors     a cursor that is not a number, or one this front never gave, and COUNT 0 or not a
  *              number, get Redis's error texts (the unknown cursor says to start from 0)
+ *   eviction   the cursor table keeps the newest MAX_OPEN_SCAN_CURSORS: an evicted cursor gets its
+ *              own error (ScanCursorExpiredError: restart from cursor 0), a kept one goes on
  *   redis-cli  `redis-cli --scan [--pattern p]` lists every (matching) key, where
  *              redis-cli is installed (it parses the cursor as a 64-bit number)
  * The actor backend's SCAN is tested live in test/apps/rkv/cluster/actor-shards.test.ts.
@@ -14,10 +16,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
+  BackendUnsupportedError,
   MemoryKvBackend,
   type RespServerHandle,
+  ScanCursorExpiredError,
   startRespServer,
 } from '../../../../src/apps/rkv/resp/index.ts';
+import { MAX_OPEN_SCAN_CURSORS, ScanCursors } from '../../../../src/apps/rkv/resp/scan-cursors.ts';
 import { findExecutable, type Plain, RawClient, runProcess } from './helpers.ts';
 
 let server: RespServerHandle;
@@ -77,7 +82,7 @@ test('SCAN errors: a bad or unknown cursor, a bad COUNT, a dangling option', asy
   const unknown = (await client.call('SCAN', '987654321')) as { error: string };
   assert.match(
     unknown.error,
-    /^ERR invalid or expired SCAN cursor 987654321 .*start the scan again from cursor 0/,
+    /^ERR invalid SCAN cursor 987654321: this front never gave it; start the scan again from cursor 0/,
   );
   assert.deepEqual(await client.call('SCAN', '0', 'COUNT', '0'), { error: 'ERR syntax error' });
   assert.deepEqual(await client.call('SCAN', '0', 'COUNT', 'x'), {
@@ -110,4 +115,23 @@ test('redis-cli --scan lists every key, and --pattern filters', {
     'scan:23',
     'scan:24',
   ]);
+});
+
+test('the cursor table keeps the newest cursors: an evicted one is refused as expired, a kept one goes on', () => {
+  const cursors = new ScanCursors();
+  const first = cursors.open(new Uint8Array([0x61]));
+  const kept: string[] = [];
+  for (let i = 0; i < MAX_OPEN_SCAN_CURSORS; i++) kept.push(cursors.open(new Uint8Array([0x62, i & 0xff])));
+  assert.throws(
+    () => cursors.resume(first),
+    (error: unknown) =>
+      error instanceof ScanCursorExpiredError &&
+      error.code === 'IPIPE_ERR_RESP_SCAN_CURSOR_EXPIRED' &&
+      error.cursor === first &&
+      /restart the scan from cursor 0/.test(error.message),
+  );
+  assert.deepEqual(cursors.resume(kept[0] as string), new Uint8Array([0x62, 0]), 'the oldest kept');
+  assert.deepEqual(cursors.resume(kept.at(-1) as string), new Uint8Array([0x62, 0xff]));
+  assert.throws(() => cursors.resume('99999999'), BackendUnsupportedError, 'never given: not expired');
+  assert.deepEqual(cursors.resume('0'), new Uint8Array(0));
 });

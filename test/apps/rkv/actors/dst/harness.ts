@@ -68,6 +68,7 @@ import {
   type KvInput,
   kvModel,
 } from '../../../../../src/apps/rkv/check/index.ts';
+import { DmoMemtable } from '../../../../../src/apps/rkv/lsm/dmo-memtable.ts';
 import { DmoNumberMap } from '../../../../../src/dmo/index.ts';
 import { EventKernel } from '../../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../../src/platform/sim/sim-cluster.ts';
@@ -95,12 +96,24 @@ const DELETE_FRACTION = 0.25;
 const CONDITIONAL_FRACTION = 0.35;
 /** With `scans`, the share of reads that are a SCAN page. */
 const SCAN_FRACTION = 0.4;
+/** With `scans`, the share of scan pages with a byte bound (`maxBytes` 1 … 159: one pair or two). */
+const SCAN_BYTES_FRACTION = 0.3;
 /**
  * With `scans`, the memtable's flush limit: a few distinct keys fill it (an overwrite does not grow
  * it), so keys live on the disk, in a frozen memtable in flight and in the active one at once and
  * pages merge all three. At the default 1024 bytes the 2–6 keys never flush.
  */
 const SCAN_MEMTABLE_LIMIT_BYTES = 100;
+/** How often the memtable check samples every replica's memtables. */
+const MEMTABLE_SAMPLE_NS = 20 * US;
+/**
+ * The longest an active memtable may stay at or over its limit: a flush in flight, then one held
+ * by holds taken before its memtable froze (a page or probe round trip each): under 0.4 ms in 40
+ * seeds; with every hold stopping every flush (the bug this guards against) up to 2.5 ms.
+ */
+const MAX_FLUSH_STALL_NS = MS;
+/** With `scans`, how often the background scanner sends a page to the leader. */
+const SCANNER_INTERVAL_NS = 10 * US;
 /** Keys are indices past the pre-loaded data set (there is none): every key starts absent. */
 const KEY_BASE = 100;
 /** With `laggards`: the log kept for a replica that does not apply it, and the chunk budget. */
@@ -198,6 +211,13 @@ export interface ActorDstStats {
   scansCut: number;
   /** The largest number of log records any replica held at the end. */
   maxLogRecords: number;
+  /**
+   * Sampled every MEMTABLE_SAMPLE_NS during the workload, on every replica that is up: the most
+   * bytes its memtables (active and frozen) held, and the longest its active memtable stayed at or
+   * over its flush limit (flushes held by scans, probes and counts must not starve: "memtable").
+   */
+  maxMemtableBytes: number;
+  maxFlushStallNs: number;
   events: number;
 }
 
@@ -208,6 +228,7 @@ export type ActorDstCheck =
   | 'replicas-behind'
   | 'replicas-differ'
   | 'delete-answers'
+  | 'memtable'
   | 'exception';
 
 export type ActorDstResult =
@@ -286,6 +307,8 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     scans: 0,
     scanPairs: 0,
     scansCut: 0,
+    maxMemtableBytes: 0,
+    maxFlushStallNs: 0,
     deletesUnknown: 0,
     deletesUnknownUnexplained: 0,
     deleteAnswersHeld: 0,
@@ -545,13 +568,15 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
         const from = KEY_BASE + client.scans.int(0, keys);
         const to = client.scans.chance(0.3) ? undefined : from + client.scans.int(1, keys + 1);
         const limit = client.scans.int(1, 4);
+        // Now and then a byte bound of about one or two pairs: pages cut by bytes under faults.
+        const maxBytes = client.scans.chance(SCAN_BYTES_FRACTION) ? client.scans.int(1, 160) : 0;
         input = { op: 'scan', start: String(from), end: to === undefined ? null : String(to), limit };
         message = {
           type: 'scan',
           start: rkvKey(from),
           end: to === undefined ? new Uint8Array(0) : rkvKey(to),
           limit,
-          maxBytes: 0,
+          maxBytes,
         };
       } else {
         input = { op: 'get', key };
@@ -708,7 +733,62 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       }
     }
 
+    // ---- memtable bound: sampled during the workload ----------------------------------------
+    const memtableLimitBytes = options.scans === true ? SCAN_MEMTABLE_LIMIT_BYTES : 1024;
+    const overLimitSince: (number | undefined)[] = Array.from({ length: replicas }, () => undefined);
+    let memtableFailure: string | undefined;
+    const sampleMemtables = (): void => {
+      for (let r = 0; r < replicas; r++) {
+        let active = 0;
+        let frozen = 0;
+        try {
+          if (cluster.isDown(r)) throw new Error('down');
+          const instance = cluster.node(r).instance(d.memtables[r]!.id);
+          const activeRoot = instance.root('active');
+          const frozenRoot = instance.root('frozen');
+          if (activeRoot === undefined) throw new Error('no memtable yet');
+          active = DmoMemtable.open(instance.heap, activeRoot).approximateBytes;
+          if (frozenRoot !== undefined) frozen = DmoMemtable.open(instance.heap, frozenRoot).approximateBytes;
+        } catch {
+          overLimitSince[r] = undefined;
+          continue;
+        }
+        stats.maxMemtableBytes = Math.max(stats.maxMemtableBytes, active + frozen);
+        if (active < memtableLimitBytes) {
+          overLimitSince[r] = undefined;
+          continue;
+        }
+        const since = overLimitSince[r] ?? kernel.now();
+        overLimitSince[r] = since;
+        stats.maxFlushStallNs = Math.max(stats.maxFlushStallNs, kernel.now() - since);
+        if (memtableFailure === undefined && kernel.now() - since > MAX_FLUSH_STALL_NS)
+          memtableFailure =
+            `replica ${r}'s active memtable has held ${active} bytes (limit ${memtableLimitBytes}) ` +
+            `since ${since} ns, ${(kernel.now() - since) / MS} ms: its flushes are starved`;
+      }
+      if (kernel.now() < endNs) kernel.after(MEMTABLE_SAMPLE_NS, sampleMemtables);
+    };
+    kernel.after(MEMTABLE_SAMPLE_NS, sampleMemtables);
+    if (options.scans === true) {
+      // Scans at the leader every SCANNER_INTERVAL_NS besides the clients' (answers unchecked):
+      // their flush holds overlap, which starved flushes before holds had freeze epochs.
+      const scanner = (): void => {
+        if (kernel.now() >= endNs) return;
+        const leader = leaderNow();
+        if (leader !== undefined && !cluster.isDown(leader))
+          cluster.clientSend(
+            leader,
+            d.consensus[leader] as Ref,
+            { type: 'scan', start: new Uint8Array(0), end: new Uint8Array(0), limit: 2, maxBytes: 0 },
+            () => {},
+          );
+        kernel.after(SCANNER_INTERVAL_NS, scanner);
+      };
+      kernel.after(SCANNER_INTERVAL_NS, scanner);
+    }
+
     kernel.run({ untilNs: endNs + SETTLE_NS });
+    if (memtableFailure !== undefined) return fail('memtable', memtableFailure);
 
     // ---- verify --------------------------------------------------------------------------------
     const finals = new Map<string, string | null>();
