@@ -297,6 +297,15 @@ const TRANSFER_STALL_PERIODS = 4;
 
 /** Unchosen slots the leader retransmits per tick; chosen entries one catch-up answer carries. */
 const RETRANSMIT_SLOTS = 64;
+/**
+ * Bytes of accepts one heartbeat run retransmits at most (besides its first slot's, which always
+ * go). Its outputs cross a live node's ring as one result frame of at most 1 MiB (see "bounded
+ * bursts"): 64 slots of 8 KiB values to two followers are ~1.06 MB, and the run failed whole, every
+ * tick. With the paper's values (≤ 1 KiB) 64 slots to two followers take ~140 KB: it never binds.
+ */
+export const RETRANSMIT_BYTES = 256 * 1024;
+/** An accept's bytes beyond its key and value (tag, ballot, slot, session, lengths, envelope). */
+export const ACCEPT_BYTES = 64;
 const CATCHUP_ENTRIES = 64;
 /**
  * Bytes of entries one catch-up answer carries at most (its first entry always goes, whatever its
@@ -1701,13 +1710,23 @@ function heartbeat(ctx: RkvContext, state: ConsensusState): void {
   });
   const next = state.num(META.nextSlot);
   const from = state.num(META.commit) + 1;
+  // Oldest first, within RETRANSMIT_BYTES: a slot that does not fit keeps its sentNs and goes
+  // first next tick (the first slot always goes, so the oldest hole is always retried).
+  let bytes = 0;
   for (let slot = from; slot < next && slot < from + RETRANSMIT_SLOTS; slot++) {
     const record = state.record(slot);
     if (record === undefined || record.chosen || now - record.sentNs < state.setup.heartbeatNs) continue;
-    record.sentNs = now;
-    state.store(slot, record);
+    const to: number[] = [];
     for (let r = 0; r < state.setup.replicas.length; r++) {
       if (r === state.me || state.isLaggardPeer(r) || (record.acks & (1 << r)) !== 0) continue;
+      to.push(r);
+    }
+    const size = to.length * (ACCEPT_BYTES + commandBytes(record));
+    if (bytes > 0 && bytes + size > RETRANSMIT_BYTES) break;
+    bytes += size;
+    record.sentNs = now;
+    state.store(slot, record);
+    for (const r of to) {
       sendAccept(ctx, state, slot, record, r);
       state.set(META.retransmits, state.num(META.retransmits) + 1);
     }

@@ -31,7 +31,7 @@
  */
 
 import { crc32c } from '../../../dmo/crc32c.ts';
-import { EncodeError } from '../../../errors.ts';
+import { ConfigError, EncodeError } from '../../../errors.ts';
 import { HEADER_BYTES, sealFrame } from './wire.ts';
 
 /** Bytes of the fragment header at the start of a fragment's payload (wire.ts "Fragments"). */
@@ -230,7 +230,10 @@ export class Reassembler {
   constructor(limits: ReassemblyLimits, onDrop: (reason: FragmentDropReason, fragments: number) => void) {
     for (const [name, value] of Object.entries(limits)) {
       if (!Number.isFinite(value) || value <= 0)
-        throw new RangeError(`reassembly limit ${name} must be a positive number, got ${value}`);
+        throw new ConfigError(
+          `reassembly.${name}`,
+          `must be a positive number, got ${value}: a node derives these limits from its ringBytes and its peers; check those options (or the limits given to the Reassembler)`,
+        );
     }
     this.#limits = limits;
     this.#onDrop = onDrop;

@@ -57,6 +57,12 @@ export class HostController {
   readonly #queues: Mailbox<LiveRequest>[] = [];
   /** What each core holds, in the order it runs them. */
   readonly #held: LiveRequest[][] = [];
+  /**
+   * Per core, the 1 ms retry of a request the ring had no room for, when one is armed: one at a
+   * time (every enqueue pumps, and each would otherwise start a loop of its own).
+   */
+  readonly #pumpRetry: (NodeJS.Timeout | undefined)[] = [];
+  #stopping = false;
   /** Actors whose heap is on the host. */
   readonly #resident = new Set<ActorId>();
   /** Actors moving to the NIC: their requests still queued here run first; nothing new is taken. */
@@ -117,6 +123,8 @@ export class HostController {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
+    for (const retry of this.#pumpRetry) if (retry !== undefined) clearTimeout(retry);
     await this.#cores.stop();
   }
 
@@ -210,11 +218,21 @@ export class HostController {
         // or, when the core holds nothing to answer (its head is published lazily), in 1 ms.
         queue.unshift(request);
         this.ringFullHandOffs++;
-        if (held.length === 0) setTimeout(() => this.#pump(core), 1).unref();
+        if (held.length === 0) this.#armPumpRetry(core);
         return;
       }
       held.push(request);
     }
+  }
+
+  #armPumpRetry(core: number): void {
+    if (this.#pumpRetry[core] !== undefined || this.#stopping) return;
+    const retry = setTimeout(() => {
+      this.#pumpRetry[core] = undefined;
+      this.#pump(core);
+    }, 1);
+    retry.unref();
+    this.#pumpRetry[core] = retry;
   }
 
   #result(core: number, reader: FrameReader): void {

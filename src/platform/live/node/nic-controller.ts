@@ -21,7 +21,7 @@ import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
 import { ImageAssembler } from '../../../dmo/region-image.ts';
-import { ConfigError } from '../../../errors.ts';
+import { ConfigError, EncodeError } from '../../../errors.ts';
 import { type ActorId, nodeId } from '../../../ids.ts';
 import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
 import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
@@ -628,8 +628,10 @@ export class NicController {
         message,
         this.#options.maxFrameBytes,
       );
-    } catch {
+    } catch (error) {
       // A frame limit with no room for a piece, or more than 65 535 pieces: too large all the same.
+      // Anything else is a bug here, not a size: let it surface.
+      if (!(error instanceof EncodeError)) throw error;
       this.#drop('peer-too-large');
       return;
     }

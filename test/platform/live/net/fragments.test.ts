@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { ConfigError } from '../../../../src/errors.ts';
 import {
   FRAGMENT_HEADER_BYTES,
   type FragmentDropReason,
@@ -373,6 +374,12 @@ describe('Reassembler', () => {
   });
 
   it('refuses limits that are not positive', () => {
-    assert.throws(() => new Reassembler({ ...LIMITS, expireMs: 0 }, () => {}), /expireMs/);
+    assert.throws(
+      () => new Reassembler({ ...LIMITS, expireMs: 0 }, () => {}),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.code === 'IPIPE_ERR_CONFIG_INVALID' &&
+        /expireMs/.test(error.message),
+    );
   });
 });
