@@ -32,7 +32,7 @@
 
 import { crc32c } from '../../../dmo/crc32c.ts';
 import { ConfigError, EncodeError } from '../../../errors.ts';
-import { HEADER_BYTES, sealFrame } from './wire.ts';
+import { HEADER_BYTES, readU16, readU32, sealFrame, writeU16, writeU32 } from './wire.ts';
 
 /** Bytes of the fragment header at the start of a fragment's payload (wire.ts "Fragments"). */
 export const FRAGMENT_HEADER_BYTES = 12;
@@ -92,26 +92,6 @@ export function maxPieceBytes(maxFrameBytes: number): number {
 /** Fragments `totalBytes` of message take under `maxFrameBytes`. */
 export function fragmentCount(totalBytes: number, maxFrameBytes: number): number {
   return Math.ceil(totalBytes / maxPieceBytes(maxFrameBytes));
-}
-
-function writeU16(bytes: Uint8Array, at: number, value: number): void {
-  bytes[at] = value & 0xff;
-  bytes[at + 1] = (value >>> 8) & 0xff;
-}
-
-function writeU32(bytes: Uint8Array, at: number, value: number): void {
-  bytes[at] = value & 0xff;
-  bytes[at + 1] = (value >>> 8) & 0xff;
-  bytes[at + 2] = (value >>> 16) & 0xff;
-  bytes[at + 3] = (value >>> 24) & 0xff;
-}
-
-function readU16(bytes: Uint8Array, at: number): number {
-  return bytes[at]! | (bytes[at + 1]! << 8);
-}
-
-function readU32(bytes: Uint8Array, at: number): number {
-  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
 /**

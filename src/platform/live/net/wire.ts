@@ -222,19 +222,24 @@ function checkU32(name: string, value: number): void {
   }
 }
 
-function writeU16(bytes: Uint8Array, at: number, value: number): void {
+/** Little-endian field writers and readers of the wire's headers (fragments.ts uses them too). */
+export function writeU16(bytes: Uint8Array, at: number, value: number): void {
   bytes[at] = value & 0xff;
   bytes[at + 1] = (value >>> 8) & 0xff;
 }
 
-function writeU32(bytes: Uint8Array, at: number, value: number): void {
+export function writeU32(bytes: Uint8Array, at: number, value: number): void {
   bytes[at] = value & 0xff;
   bytes[at + 1] = (value >>> 8) & 0xff;
   bytes[at + 2] = (value >>> 16) & 0xff;
   bytes[at + 3] = (value >>> 24) & 0xff;
 }
 
-function readU32(bytes: Uint8Array, at: number): number {
+export function readU16(bytes: Uint8Array, at: number): number {
+  return bytes[at]! | (bytes[at + 1]! << 8);
+}
+
+export function readU32(bytes: Uint8Array, at: number): number {
   return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
