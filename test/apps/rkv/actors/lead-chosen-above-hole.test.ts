@@ -7,42 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ActorRef } from '../../../../src/actor/index.ts';
-import {
-  type ConsensusView,
-  inspectConsensus,
-  rkvConsensus,
-} from '../../../../src/apps/rkv/actors/consensus-actor.ts';
 import { type RkvMessage, rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
-import { rkvInstanceName } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
-import { rkvMemtable } from '../../../../src/apps/rkv/actors/storage-actors.ts';
 import { makeBallot, replicaId } from '../../../../src/apps/rkv/paxos/types.ts';
-import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
-import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
-import { testTiming } from '../../../platform/sim/test-timing.ts';
-
-type Ref = ActorRef<RkvMessage, RkvMessage>;
+import { type HandBuiltGroup, handBuiltGroup, type Ref, send } from './hand-built-group.ts';
 
 const A = new Uint8Array([1, 1]);
 const B = new Uint8Array([2, 2]);
 
-function send(cluster: SimCluster, node: number, ref: Ref, message: RkvMessage): RkvMessage | undefined {
-  let answer: RkvMessage | undefined;
-  cluster.clientSend(node, ref, message, (_id, _latency, _ok, reply) => {
-    answer = reply as RkvMessage;
-  });
-  // Bounded: a request nobody answers (an accept from a client) keeps the node's management
-  // core checking, so the kernel would never go idle.
-  cluster.kernel.run({ untilNs: cluster.kernel.now() + 5_000_000 });
-  return answer;
-}
-
-interface Group {
-  readonly cluster: SimCluster;
-  readonly consensus: Ref[];
-  readonly memtables: Ref[];
-  readonly view: (r: number) => ConsensusView;
-}
+type Group = HandBuiltGroup;
 
 /**
  * Slot 1 = A accepted at ballot (0, 1) by replicas 1 and 2 (chosen, but nobody learned it); slot 2
@@ -53,40 +25,8 @@ interface Group {
  * Returns once replica 0 has run lead() — before any accept it sent there was answered.
  */
 function electAboveHole(): Group {
-  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes: 3 });
-  const names = [0, 1, 2].map((r) => rkvInstanceName('consensus', r));
-  const memtables = [0, 1, 2].map((r) =>
-    cluster.register(r, rkvMemtable, { name: rkvInstanceName('memtable', r) }),
-  );
-  const consensus = [0, 1, 2].map((r) => cluster.register(r, rkvConsensus, { name: names[r] as string }));
-  const view = (r: number): ConsensusView => {
-    const instance = cluster.node(r).instance((consensus[r] as Ref).id);
-    const found = inspectConsensus(instance.heap, (n) => instance.root(n));
-    assert.ok(found !== undefined, `replica ${r} has a consensus heap`);
-    return found;
-  };
-  for (const r of [0, 1, 2]) {
-    const ready = send(cluster, r, memtables[r] as Ref, {
-      type: 'memtable-setup',
-      limitBytes: 1 << 20,
-      sstable: rkvInstanceName('sstable', r),
-      compaction: rkvInstanceName('compaction', r),
-    });
-    assert.equal(ready?.type, 'ready');
-  }
-  const setup = (r: number): RkvMessage => ({
-    type: 'consensus-setup',
-    replica: r,
-    leader: 0,
-    replicas: names,
-    memtable: rkvInstanceName('memtable', r),
-    heartbeatNs: 0,
-    electionTimeoutNs: 0,
-    maxLogEntries: 0,
-    unsafe: 0,
-    log: '',
-    preVote: false,
-  });
+  const group = handBuiltGroup();
+  const { cluster, consensus, view, setup } = group;
   for (const r of [1, 2]) assert.equal(send(cluster, r, consensus[r] as Ref, setup(r))?.type, 'ready');
   const accept = (
     r: number,
@@ -121,7 +61,7 @@ function electAboveHole(): Group {
     if (!cluster.kernel.step()) break;
   }
   assert.equal(view(0).role, 'leader', 'replica 0 leads with the promise of replica 2');
-  return { cluster, consensus, memtables, view };
+  return group;
 }
 
 function get(group: Group, r: number, key: number): RkvMessage | undefined {

@@ -8,81 +8,28 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ActorRef } from '../../../../src/actor/index.ts';
-import {
-  type ConsensusView,
-  inspectConsensus,
-  rkvConsensus,
-} from '../../../../src/apps/rkv/actors/consensus-actor.ts';
 import { type RkvMessage, rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
-import { rkvInstanceName } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
-import { rkvMemtable } from '../../../../src/apps/rkv/actors/storage-actors.ts';
 import { makeBallot, replicaId } from '../../../../src/apps/rkv/paxos/types.ts';
-import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
-import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
-import { testTiming } from '../../../platform/sim/test-timing.ts';
+import { handBuiltGroup, type Ref, send } from './hand-built-group.ts';
 
-type Ref = ActorRef<RkvMessage, RkvMessage>;
 const MS = 1_000_000;
 const MAX_LOG = 4;
 const CHOSEN = 3 * MAX_LOG;
 
-function send(
-  cluster: SimCluster,
-  node: number,
-  ref: Ref,
-  message: RkvMessage,
-  ns = MS,
-): RkvMessage | undefined {
-  let answer: RkvMessage | undefined;
-  cluster.clientSend(node, ref, message, (_id, _latency, _ok, reply) => {
-    answer = reply as RkvMessage;
-  });
-  cluster.kernel.run({ untilNs: cluster.kernel.now() + ns });
-  return answer;
-}
-
 test('a new leader with a chosen prefix of more than maxLogEntries marks no follower a laggard before it reports', () => {
-  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes: 3 });
-  const names = [0, 1, 2].map((r) => rkvInstanceName('consensus', r));
-  const memtables = [0, 1, 2].map((r) =>
-    cluster.register(r, rkvMemtable, { name: rkvInstanceName('memtable', r) }),
-  );
-  const consensus = [0, 1, 2].map((r) => cluster.register(r, rkvConsensus, { name: names[r] as string }));
-  const view = (r: number): ConsensusView => {
-    const instance = cluster.node(r).instance((consensus[r] as Ref).id);
-    const found = inspectConsensus(instance.heap, (n) => instance.root(n));
-    assert.ok(found !== undefined, `replica ${r} has a consensus heap`);
-    return found;
-  };
-  for (const r of [0, 1, 2]) {
-    const ready = send(cluster, r, memtables[r] as Ref, {
-      type: 'memtable-setup',
-      limitBytes: 1 << 20,
-      sstable: rkvInstanceName('sstable', r),
-      compaction: rkvInstanceName('compaction', r),
-    });
-    assert.equal(ready?.type, 'ready');
-  }
+  const { cluster, consensus, view, setup: staticSetup } = handBuiltGroup();
   // Timed (heartbeats, truncation). Replica 2 refuses to promise for a lease (the election
   // timeout) after the old leader's last accept; replica 0, a candidate, asks again every heartbeat
   // and gets its promise once the lease is over, before replica 2's own timeout (at least as long).
   // Replica 1's lease is 10 times longer: it promises nothing during the test, so replica 0 leads
   // with replica 2's promise, which flags the prefix chosen.
-  const setup = (r: number): RkvMessage => ({
-    type: 'consensus-setup',
-    replica: r,
-    leader: 0,
-    replicas: names,
-    memtable: rkvInstanceName('memtable', r),
-    heartbeatNs: 200_000,
-    electionTimeoutNs: r === 1 ? 50 * MS : 5 * MS,
-    maxLogEntries: MAX_LOG,
-    unsafe: 0,
-    log: '',
-    preVote: false,
-  });
-  for (const r of [1, 2]) assert.equal(send(cluster, r, consensus[r] as Ref, setup(r))?.type, 'ready');
+  const setup = (r: number): RkvMessage =>
+    staticSetup(r, {
+      heartbeatNs: 200_000,
+      electionTimeoutNs: r === 1 ? 50 * MS : 5 * MS,
+      maxLogEntries: MAX_LOG,
+    });
+  for (const r of [1, 2]) assert.equal(send(cluster, r, consensus[r] as Ref, setup(r), MS)?.type, 'ready');
   // An earlier leader (replica 1, ballot (0, 1)) had slots 1..CHOSEN accepted by replicas 1 and 2
   // and told them they are chosen; replica 0 knows nothing of them.
   for (let slot = 1; slot <= CHOSEN; slot++) {

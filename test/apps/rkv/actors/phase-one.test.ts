@@ -5,58 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ActorRef } from '../../../../src/actor/index.ts';
-import { rkvConsensus } from '../../../../src/apps/rkv/actors/consensus-actor.ts';
-import { type RkvMessage, rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
-import { rkvInstanceName } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
-import { rkvMemtable } from '../../../../src/apps/rkv/actors/storage-actors.ts';
+import { rkvKey } from '../../../../src/apps/rkv/actors/messages.ts';
 import { makeBallot, replicaId } from '../../../../src/apps/rkv/paxos/types.ts';
-import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
-import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
-import { testTiming } from '../../../platform/sim/test-timing.ts';
-
-type Ref = ActorRef<RkvMessage, RkvMessage>;
-
-function send(cluster: SimCluster, node: number, ref: Ref, message: RkvMessage): RkvMessage | undefined {
-  let answer: RkvMessage | undefined;
-  cluster.clientSend(node, ref, message, (_id, _latency, _ok, reply) => {
-    answer = reply as RkvMessage;
-  });
-  // Bounded: a request nobody answers (an accept from a client) keeps the node's management
-  // core checking, so the kernel would never go idle.
-  cluster.kernel.run({ untilNs: cluster.kernel.now() + 5_000_000 });
-  return answer;
-}
+import { handBuiltGroup, type Ref, send } from './hand-built-group.ts';
 
 test('a value accepted at an older ballot is re-proposed and chosen by the new leader; a hole becomes a no-op', () => {
-  const cluster = new SimCluster({ kernel: new EventKernel(), timing: testTiming(), nodes: 3 });
-  const names = [0, 1, 2].map((r) => rkvInstanceName('consensus', r));
-  const memtables = [0, 1, 2].map((r) =>
-    cluster.register(r, rkvMemtable, { name: rkvInstanceName('memtable', r) }),
-  );
-  const consensus = [0, 1, 2].map((r) => cluster.register(r, rkvConsensus, { name: names[r] as string }));
-  for (const r of [0, 1, 2]) {
-    const ready = send(cluster, r, memtables[r] as Ref, {
-      type: 'memtable-setup',
-      limitBytes: 1 << 20,
-      sstable: rkvInstanceName('sstable', r),
-      compaction: rkvInstanceName('compaction', r),
-    });
-    assert.equal(ready?.type, 'ready');
-  }
-  const setup = (r: number): RkvMessage => ({
-    type: 'consensus-setup',
-    replica: r,
-    leader: 0,
-    replicas: names,
-    memtable: rkvInstanceName('memtable', r),
-    heartbeatNs: 0,
-    electionTimeoutNs: 0,
-    maxLogEntries: 0,
-    unsafe: 0,
-    log: '',
-    preVote: false,
-  });
+  const { cluster, consensus, memtables, setup } = handBuiltGroup();
   for (const r of [1, 2]) assert.equal(send(cluster, r, consensus[r] as Ref, setup(r))?.type, 'ready');
   // An earlier leader (replica 1, round 0) got slot 2 accepted by replicas 1 and 2 — a majority,
   // so it was chosen — and vanished before anyone learned it; slot 1 was never accepted (a hole).
