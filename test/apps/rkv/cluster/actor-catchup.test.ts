@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor catch-up seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -27,10 +27,7 @@ const KEYS = 40;
 const VALUE_BYTES = 8000;
 
 function valueFor(index: number): Uint8Array {
-  // Every value distinct (its key's index and the seed in its first bytes): a mixed-up read shows.
-  const value = new Uint8Array(VALUE_BYTES).fill(97 + ((index + seed) % 26));
-  value.set(encoder.encode(`${seed}:${index}:`), 0);
-  return value;
+  return distinctValue(seed, index, VALUE_BYTES);
 }
 
 interface NodeStats {

@@ -29,3 +29,13 @@ export async function writeActorCluster(prefix: string, shards = 1): Promise<Act
   writeFileSync(file, JSON.stringify(spec));
   return { dir, spec, file };
 }
+
+/**
+ * A `bytes`-long value distinct per (seed, index) — its first bytes say which — so a read that
+ * returns another key's value, or another run's, shows.
+ */
+export function distinctValue(seed: number, index: number, bytes: number): Uint8Array {
+  const value = new Uint8Array(bytes).fill(97 + ((index + seed) % 26));
+  value.set(new TextEncoder().encode(`${seed}:${index}:`), 0);
+  return value;
+}

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, writeActorCluster } from './actor-fixture.ts';
 
 // Seed 2 made the replica that was behind win the election in most runs here (the path above).
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? 2);
@@ -37,9 +37,7 @@ const VALUE_BYTES = 8000;
 const MAX_ROUNDS = 3;
 
 function valueFor(index: number): Uint8Array {
-  const value = new Uint8Array(VALUE_BYTES).fill(97 + ((index + seed) % 26));
-  value.set(encoder.encode(`${seed}:${index}:`), 0);
-  return value;
+  return distinctValue(seed, index, VALUE_BYTES);
 }
 
 interface NodeStats {
