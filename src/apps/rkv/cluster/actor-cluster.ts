@@ -660,13 +660,23 @@ export class RkvActorClient {
     const bounded = end !== undefined && end.length > 0;
     if (bounded && compareKeyBytes(start, end) >= 0) return { pairs: [], next: null };
     const message: RkvMessage = { type: 'scan', start, end: bounded ? end : NO_KEY, limit, maxBytes };
-    const pages: RkvScanPage[] = [];
-    for (let shard = 0; shard < this.#connection.shards; shard++) {
-      const answer = await this.#command(message, 'scan-page', options.giveUpMs ?? 10_000, shard);
-      if (answer.type !== 'scan-page') throw new ClusterUnavailableError('scan', options.giveUpMs ?? 10_000);
-      pages.push({ pairs: answer.pairs, next: answer.done ? null : answer.next });
+    const giveUpMs = options.giveUpMs ?? 10_000;
+    // The shards are asked at once, each following its own leader: a page waits for the slowest
+    // shard rather than the sum of them (at worst giveUpMs, not shards × giveUpMs). A scan carries
+    // no session seq, so its requests may overlap; the client is still busy for the whole page.
+    this.#claim();
+    try {
+      const pages = await Promise.all(
+        Array.from({ length: this.#connection.shards }, async (_, shard): Promise<RkvScanPage> => {
+          const answer = await this.#askLeader(message, 'scan-page', giveUpMs, shard);
+          if (answer.type !== 'scan-page') throw new ClusterUnavailableError('scan', giveUpMs);
+          return { pairs: answer.pairs, next: answer.done ? null : answer.next };
+        }),
+      );
+      return mergeShardPages(pages, limit, maxBytes);
+    } finally {
+      this.#busy = false;
     }
-    return mergeShardPages(pages, limit, maxBytes);
   }
 
   /**
@@ -694,40 +704,54 @@ export class RkvActorClient {
     giveUpMs: number,
     toShard?: number,
   ): Promise<RkvMessage> {
-    if (this.#busy)
-      throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
-    this.#busy = true;
+    this.#claim();
     try {
-      const deadline = performance.now() + giveUpMs;
-      const replicas = this.#connection.replicas;
       const shard = toShard ?? ('key' in message ? this.#connection.shardOf(message.key) : 0);
-      while (performance.now() < deadline) {
-        const leader = this.leaderOf(shard);
-        let answer: RkvMessage | undefined;
-        try {
-          answer = await this.#connection.ask('consensus', leader, message, shard);
-        } catch {
-          // The node refused the request (overloaded, stopping): back off, then the next replica.
-          this.#leaders[shard] = (leader + 1) % replicas;
-          await new Promise((wake) => setTimeout(wake, 25));
-          continue;
-        }
-        if (
-          answer !== undefined &&
-          (answer.type === expect || (Array.isArray(expect) && expect.includes(answer.type)))
-        )
-          return answer;
-        if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
-          this.#leaders[shard] = answer.leader;
-          continue;
-        }
-        // No answer (a dead or cut-off node) or no leader known yet: the next replica, after a pause.
-        this.#leaders[shard] = (leader + 1) % replicas;
-        await new Promise((wake) => setTimeout(wake, answer === undefined ? 0 : 25));
-      }
-      throw new ClusterUnavailableError(message.type, giveUpMs);
+      return await this.#askLeader(message, expect, giveUpMs, shard);
     } finally {
       this.#busy = false;
     }
+  }
+
+  #claim(): void {
+    if (this.#busy)
+      throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
+    this.#busy = true;
+  }
+
+  /** Asks `shard`'s leader, following refusals and moving past silent replicas, until `giveUpMs`. */
+  async #askLeader(
+    message: RkvMessage,
+    expect: RkvMessage['type'] | readonly RkvMessage['type'][],
+    giveUpMs: number,
+    shard: number,
+  ): Promise<RkvMessage> {
+    const deadline = performance.now() + giveUpMs;
+    const replicas = this.#connection.replicas;
+    while (performance.now() < deadline) {
+      const leader = this.leaderOf(shard);
+      let answer: RkvMessage | undefined;
+      try {
+        answer = await this.#connection.ask('consensus', leader, message, shard);
+      } catch {
+        // The node refused the request (overloaded, stopping): back off, then the next replica.
+        this.#leaders[shard] = (leader + 1) % replicas;
+        await new Promise((wake) => setTimeout(wake, 25));
+        continue;
+      }
+      if (
+        answer !== undefined &&
+        (answer.type === expect || (Array.isArray(expect) && expect.includes(answer.type)))
+      )
+        return answer;
+      if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
+        this.#leaders[shard] = answer.leader;
+        continue;
+      }
+      // No answer (a dead or cut-off node) or no leader known yet: the next replica, after a pause.
+      this.#leaders[shard] = (leader + 1) % replicas;
+      await new Promise((wake) => setTimeout(wake, answer === undefined ? 0 : 25));
+    }
+    throw new ClusterUnavailableError(message.type, giveUpMs);
   }
 }
