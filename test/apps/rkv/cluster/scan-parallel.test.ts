@@ -112,7 +112,9 @@ test('the client is busy while a page is out and free after; a silent shard fail
   );
   await assert.rejects(page, (error: unknown) => error instanceof ClusterUnavailableError);
   const tookMs = performance.now() - started;
-  process.stderr.write(`scan with a silent shard failed after ${tookMs.toFixed(0)} ms (giveUpMs ${giveUpMs})\n`);
+  process.stderr.write(
+    `scan with a silent shard failed after ${tookMs.toFixed(0)} ms (giveUpMs ${giveUpMs})\n`,
+  );
   // Asked one after another, the two answering shards would add 2 × 100 ms before the silent
   // one's 300 ms even began (at least 500 ms); at once, the page ends when shard 2's own budget
   // does, plus at most its last ask's 100 ms (80 ms left for timer lateness on a loaded machine).
