@@ -102,8 +102,15 @@
  *                                             slot when the frozen one froze (its flushes carry it)
  *                       holds   DmoNumberMap  freeze epoch → flush holds out taken at it
  *                                             (created on first use)
- *                       answers DmoNumberMap  clientId → 2·seq + existed of the client's last
- *                                             delete this memtable decided (a retry's `del-again`)
+ *                       answers DmoNumberMap  clientId → 2·seq + (1 if the key existed, else
+ *                                             0) of the client's last delete this memtable
+ *                                             decided (a retry's `del-again`). One entry per
+ *                                             client that ever deleted under a session, on
+ *                                             every replica, in NIC memory, never dropped:
+ *                                             sessions are never retired (the consensus actor's
+ *                                             session table grows the same way), so a
+ *                                             deployment with many short-lived client ids
+ *                                             grows it without bound (16 B + map overhead each)
  *                       waiting DmoHashMap    "clientId:seq" → queued retries' origins, while that
  *                                             delete's probe is out (created on first use)
  *             sstable / compaction: setup DmoHashMap "setup" → their encoded setup message
@@ -412,9 +419,9 @@ function answerWaiting(ctx: RkvContext, clientId: number, seq: number, existed: 
 }
 
 /**
- * A delete decided: the client's answer remembered (`answers`: clientId → 2·seq + existed, unless
- * a later delete of the client's is already there), the waiting client (if any) answered, and any
- * retries queued behind the probe too.
+ * A delete decided: the client's answer remembered (`answers`: clientId → 2·seq + (1 if it
+ * existed), unless a later delete of the client's is already there), the waiting client (if any)
+ * answered, and any retries queued behind the probe too.
  */
 function decideDelete(
   ctx: RkvContext,
@@ -429,7 +436,7 @@ function decideDelete(
     const answers = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers'));
     const last = answers.get(clientId);
     // Probes may be answered out of order (the reader is not exclusive): keep the newest.
-    if (last === undefined || Math.floor(last / 2) <= seq) answers.set(clientId, 2 * seq + code);
+    if (last === undefined || Math.floor(last / 2) <= seq) answers.set(clientId, 2 * seq + (existed ? 1 : 0));
     answerWaiting(ctx, clientId, seq, code);
   }
   if (origin.length > 0) answerOrigin(ctx, origin, { type: 'del-ok', slot, existed: code });
@@ -442,7 +449,9 @@ function decideDelete(
 function answerAgain(ctx: RkvContext, message: RkvMsg<'del-again'>): void {
   const answer = DmoNumberMap.open(ctx.dmo, rootOf(ctx, 'answers')).get(message.clientId);
   if (answer !== undefined && Math.floor(answer / 2) === message.seq) {
-    answerOrigin(ctx, message.origin, { type: 'del-ok', slot: 0, existed: answer % 2 });
+    // The low bit is whether the key existed (decideDelete), not a DEL_* code.
+    const existed = answer % 2 === 1 ? DEL_EXISTED : DEL_ABSENT;
+    answerOrigin(ctx, message.origin, { type: 'del-ok', slot: 0, existed });
     return;
   }
   if (ctx.root('waiting') !== undefined) {
@@ -1018,6 +1027,13 @@ export const DISK_WRITE_BYTES_PER_SEC = 1.5e9;
 /** One fsync of a finished table. */
 export const DISK_FSYNC_NS = 20_000;
 const PER_BYTE_INSTRUCTIONS = 1 / 8;
+/**
+ * One DMO hash-map look-up or update (`answers`, `waiting`, `holds`; a "clientId:seq" key built
+ * for `waiting`): hash, bucket walk, compare; the same as one of consensus-actor.ts's record ops.
+ */
+const HASH_OP_INSTRUCTIONS = 400;
+/** Releasing a flush hold: the count read, then written or deleted (`releaseHold`). */
+const RELEASE_HOLD_INSTRUCTIONS = 2 * HASH_OP_INSTRUCTIONS;
 
 function memtableWork(message: RkvMessage): HandlerWork {
   const base = { ipc: 1.0, mpki: 4, workingSetBytes: 1024 * 1024 };
@@ -1035,11 +1051,16 @@ function memtableWork(message: RkvMessage): HandlerWork {
         message.type === 'apply-del' && (message.origin.length > 0 || message.clientId > 0)
           ? SKIPLIST_SEARCH_INSTRUCTIONS
           : 0;
+      // Under a session, on every replica: decided here, the answer remembered (`answers` read and
+      // written) and queued retries looked up (`waiting`); sent to a probe, the `waiting` entry
+      // made and a flush hold taken. Three hash operations either way, about.
+      const sessionWork = message.type === 'apply-del' && message.clientId > 0 ? 3 * HASH_OP_INSTRUCTIONS : 0;
       return {
         ...base,
         instructions:
           RKV_BASE_INSTRUCTIONS +
           lookup +
+          sessionWork +
           SKIPLIST_INSERT_INSTRUCTIONS +
           FLUSH_ENCODE_INSTRUCTIONS +
           2 * bytes * PER_BYTE_INSTRUCTIONS,
@@ -1067,6 +1088,19 @@ function memtableWork(message: RkvMessage): HandlerWork {
         ...base,
         instructions: RKV_BASE_INSTRUCTIONS + message.items.length * SKIPLIST_INSERT_INSTRUCTIONS,
       };
+    case 'del-again':
+      // `answers` read; on a miss `waiting` read and, while a probe is out, written back.
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + 3 * HASH_OP_INSTRUCTIONS };
+    case 'probed':
+      // The hold released, then `answers` read and written and `waiting` read and deleted
+      // (decideDelete, answerWaiting), on every replica that probed.
+      return {
+        ...base,
+        instructions: RKV_BASE_INSTRUCTIONS + RELEASE_HOLD_INSTRUCTIONS + 4 * HASH_OP_INSTRUCTIONS,
+      };
+    case 'scanned':
+    case 'counted':
+      return { ...base, instructions: RKV_BASE_INSTRUCTIONS + RELEASE_HOLD_INSTRUCTIONS };
     default:
       return { ...base, instructions: RKV_BASE_INSTRUCTIONS };
   }

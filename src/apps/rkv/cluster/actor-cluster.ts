@@ -52,6 +52,7 @@ import { shardOf } from './commands.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import {
   assertScanMovesOn,
+  carryOver,
   compareKeyBytes,
   mergeShardPages,
   type RkvPair,
@@ -639,6 +640,19 @@ export class RkvActorClient {
     end: Uint8Array | undefined,
     options: RkvScanOptions = {},
   ): Promise<RkvScanPage> {
+    return (await this.#scanPage(start, end, options, [])).page;
+  }
+
+  /**
+   * One page (`scan`), and each shard's own page it was merged from; a shard with a page in
+   * `carried` (scan-merge.ts `carryOver`) is not asked again.
+   */
+  async #scanPage(
+    start: Uint8Array,
+    end: Uint8Array | undefined,
+    options: RkvScanOptions,
+    carried: readonly (RkvScanPage | null)[],
+  ): Promise<{ readonly page: RkvScanPage; readonly parts: readonly RkvScanPage[] }> {
     const limit = options.limit ?? 100;
     if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_SCAN_LIMIT)) {
       throw new ConfigError('limit', `a scan page holds 1 to ${MAX_SCAN_LIMIT} pairs, got ${limit}`);
@@ -658,21 +672,37 @@ export class RkvActorClient {
       }
     }
     const bounded = end !== undefined && end.length > 0;
-    if (bounded && compareKeyBytes(start, end) >= 0) return { pairs: [], next: null };
+    if (bounded && compareKeyBytes(start, end) >= 0) return { page: { pairs: [], next: null }, parts: [] };
     const message: RkvMessage = { type: 'scan', start, end: bounded ? end : NO_KEY, limit, maxBytes };
-    const pages: RkvScanPage[] = [];
-    for (let shard = 0; shard < this.#connection.shards; shard++) {
-      const answer = await this.#command(message, 'scan-page', options.giveUpMs ?? 10_000, shard);
-      if (answer.type !== 'scan-page') throw new ClusterUnavailableError('scan', options.giveUpMs ?? 10_000);
-      pages.push({ pairs: answer.pairs, next: answer.done ? null : answer.next });
+    const giveUpMs = options.giveUpMs ?? 10_000;
+    // The shards are asked at once, each following its own leader: a page waits for the slowest
+    // shard rather than the sum of them (at worst giveUpMs, not shards × giveUpMs). A scan carries
+    // no session seq, so its requests may overlap; the client is still busy for the whole page.
+    this.#claim();
+    try {
+      const parts = await Promise.all(
+        Array.from({ length: this.#connection.shards }, async (_, shard): Promise<RkvScanPage> => {
+          const kept = carried[shard];
+          if (kept !== null && kept !== undefined) return kept;
+          const answer = await this.#askLeader(message, 'scan-page', giveUpMs, shard);
+          if (answer.type !== 'scan-page') throw new ClusterUnavailableError('scan', giveUpMs);
+          return { pairs: answer.pairs, next: answer.done ? null : answer.next };
+        }),
+      );
+      return { page: mergeShardPages(parts, limit, maxBytes), parts };
+    } finally {
+      this.#busy = false;
     }
-    return mergeShardPages(pages, limit, maxBytes);
   }
 
   /**
-   * Every live pair with start ≤ key < end, in key order, page by page (`scan`; each page
-   * linearizable per shard, the whole not one snapshot). Throws ClusterScanStalledError for a page
-   * whose next key does not move past its start, rather than loop on it.
+   * Every live pair with start ≤ key < end, in key order, page by page (`scan`; each shard's part
+   * of a page linearizable, the whole not one snapshot). A shard's pairs that one page fetched but
+   * could not use (above another shard's next key, or past the limit) serve the next page instead
+   * of asking that shard again (scan-merge.ts `carryOver`): each key range of a shard is read once,
+   * so a key present for the whole scan is returned once; one written or deleted meanwhile may or
+   * may not be (as Redis's SCAN). Throws ClusterScanStalledError for a page whose next key does not
+   * move past its start, rather than loop on it.
    */
   async *scanAll(
     start: Uint8Array,
@@ -680,11 +710,13 @@ export class RkvActorClient {
     options: RkvScanOptions = {},
   ): AsyncGenerator<RkvPair, void, undefined> {
     let from: Uint8Array | null = start;
+    let carried: readonly (RkvScanPage | null)[] = [];
     while (from !== null) {
-      const page = await this.scan(from, end, options);
+      const { page, parts } = await this.#scanPage(from, end, options, carried);
       assertScanMovesOn(from, page);
       yield* page.pairs;
       from = page.next;
+      if (from !== null) carried = carryOver(parts, from);
     }
   }
 
@@ -694,40 +726,54 @@ export class RkvActorClient {
     giveUpMs: number,
     toShard?: number,
   ): Promise<RkvMessage> {
-    if (this.#busy)
-      throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
-    this.#busy = true;
+    this.#claim();
     try {
-      const deadline = performance.now() + giveUpMs;
-      const replicas = this.#connection.replicas;
       const shard = toShard ?? ('key' in message ? this.#connection.shardOf(message.key) : 0);
-      while (performance.now() < deadline) {
-        const leader = this.leaderOf(shard);
-        let answer: RkvMessage | undefined;
-        try {
-          answer = await this.#connection.ask('consensus', leader, message, shard);
-        } catch {
-          // The node refused the request (overloaded, stopping): back off, then the next replica.
-          this.#leaders[shard] = (leader + 1) % replicas;
-          await new Promise((wake) => setTimeout(wake, 25));
-          continue;
-        }
-        if (
-          answer !== undefined &&
-          (answer.type === expect || (Array.isArray(expect) && expect.includes(answer.type)))
-        )
-          return answer;
-        if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
-          this.#leaders[shard] = answer.leader;
-          continue;
-        }
-        // No answer (a dead or cut-off node) or no leader known yet: the next replica, after a pause.
-        this.#leaders[shard] = (leader + 1) % replicas;
-        await new Promise((wake) => setTimeout(wake, answer === undefined ? 0 : 25));
-      }
-      throw new ClusterUnavailableError(message.type, giveUpMs);
+      return await this.#askLeader(message, expect, giveUpMs, shard);
     } finally {
       this.#busy = false;
     }
+  }
+
+  #claim(): void {
+    if (this.#busy)
+      throw new ConfigError('client', 'one command at a time per RkvActorClient (sessions are sequential)');
+    this.#busy = true;
+  }
+
+  /** Asks `shard`'s leader, following refusals and moving past silent replicas, until `giveUpMs`. */
+  async #askLeader(
+    message: RkvMessage,
+    expect: RkvMessage['type'] | readonly RkvMessage['type'][],
+    giveUpMs: number,
+    shard: number,
+  ): Promise<RkvMessage> {
+    const deadline = performance.now() + giveUpMs;
+    const replicas = this.#connection.replicas;
+    while (performance.now() < deadline) {
+      const leader = this.leaderOf(shard);
+      let answer: RkvMessage | undefined;
+      try {
+        answer = await this.#connection.ask('consensus', leader, message, shard);
+      } catch {
+        // The node refused the request (overloaded, stopping): back off, then the next replica.
+        this.#leaders[shard] = (leader + 1) % replicas;
+        await new Promise((wake) => setTimeout(wake, 25));
+        continue;
+      }
+      if (
+        answer !== undefined &&
+        (answer.type === expect || (Array.isArray(expect) && expect.includes(answer.type)))
+      )
+        return answer;
+      if (answer?.type === 'refused' && answer.leader !== NO_LEADER && answer.leader !== leader) {
+        this.#leaders[shard] = answer.leader;
+        continue;
+      }
+      // No answer (a dead or cut-off node) or no leader known yet: the next replica, after a pause.
+      this.#leaders[shard] = (leader + 1) % replicas;
+      await new Promise((wake) => setTimeout(wake, answer === undefined ? 0 : 25));
+    }
+    throw new ClusterUnavailableError(message.type, giveUpMs);
   }
 }

@@ -14,7 +14,8 @@
  *              delete's slot or later (D < s): every delete after a restart's replay is decided,
  *              also long after the restart (a rolling restart, then fail-overs: not DEL_UNKNOWN)
  *   ahead      a restarted replica re-applying a delete of a key its disk holds from a LATER slot
- *              (flushed before the crash) decides nothing, never a wrong answer
+ *              (flushed before the crash) decides nothing, never a wrong answer: a retry's
+ *              `del-again` at its memtable answers DEL_UNKNOWN
  *   SET NX     a conditional put that wrote, retried after a fail-over, is answered from the
  *              replicated sessions (written), not decided again (the key exists now: nil)
  */
@@ -36,6 +37,7 @@ import {
 } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
 import { DmoMemtable } from '../../../../src/apps/rkv/lsm/dmo-memtable.ts';
 import { DmoNumberMap } from '../../../../src/dmo/index.ts';
+import { encodeOrigin } from '../../../../src/runtime/origin-codec.ts';
 import {
   askWithin as ask,
   deployElecting,
@@ -265,6 +267,11 @@ test('a restarted replica re-applying a delete of a key its disk holds from a la
   assert.ok(d.disks[follower]!.appliedSlot >= aheadOf, "the disk's D survived the restart");
   const answer = remembered(follower, 9);
   assert.ok(answer === undefined, `remembered nothing (got ${answer}): the disk holds key 5's later write`);
+  // A retry at this replica — were it to lead — finds the session applied and asks its memtable
+  // (`del-again`), which has no answer to give: DEL_UNKNOWN, not a guessed absent. Sent straight to
+  // the memtable: which replica a fail-over elects is not this test's to choose.
+  assert.equal(delAgainAt(d, follower, 9, 1), DEL_UNKNOWN, 'the restarted replica answers a retry unknown');
+  assert.equal(delAgainAt(d, leader, 9, 1), DEL_ABSENT, 'the leader that never restarted remembers absent');
 });
 
 test('a SET NX that wrote, its answer lost, retried after the leader crashed, answers written (not nil)', () => {
@@ -294,6 +301,24 @@ test('a SET NX that wrote, its answer lost, retried after the leader crashed, an
   const again = commitCput(d, next, { ...cput, seq: 2 });
   assert.deepEqual(again, { type: 'cond-ok', written: false });
 });
+
+/**
+ * A `del-again` of client `clientId`'s delete `seq` straight to replica r's memtable, as its
+ * consensus actor sends it for a retry of an applied delete; the memtable's `existed`. The client's
+ * origin rides in the message (the consensus actor encodes its client's), so it is filled in
+ * once the send has its request id, before the simulator delivers it.
+ */
+function delAgainAt(d: RkvSimDeployment, r: number, clientId: number, seq: number): number {
+  const message = { type: 'del-again' as const, clientId, seq, origin: new Uint8Array(0) as Uint8Array };
+  let answer: RkvMessage | undefined;
+  const requestId = d.cluster.clientSend(r, d.memtables[r] as Ref, message, (_id, _latency, _ok, reply) => {
+    answer = reply as RkvMessage;
+  });
+  message.origin = encodeOrigin({ kind: 'client', endpoint: { address: 'client', port: r }, requestId });
+  settle(d, 200 * US);
+  assert.equal(answer?.type, 'del-ok', `replica ${r}'s memtable answered the retry`);
+  return answer?.type === 'del-ok' ? answer.existed : -1;
+}
 
 function commitCput(d: RkvSimDeployment, at: number, message: RkvMessage): RkvMessage | undefined {
   let answer: RkvMessage | undefined;
