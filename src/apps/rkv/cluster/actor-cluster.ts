@@ -52,7 +52,6 @@ import { shardOf } from './commands.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import {
   assertScanMovesOn,
-  carryOver,
   compareKeyBytes,
   mergeShardPages,
   type RkvPair,
@@ -640,19 +639,6 @@ export class RkvActorClient {
     end: Uint8Array | undefined,
     options: RkvScanOptions = {},
   ): Promise<RkvScanPage> {
-    return (await this.#scanPage(start, end, options, [])).page;
-  }
-
-  /**
-   * One page (`scan`), and each shard's own page it was merged from; a shard with a page in
-   * `carried` (scan-merge.ts `carryOver`) is not asked again.
-   */
-  async #scanPage(
-    start: Uint8Array,
-    end: Uint8Array | undefined,
-    options: RkvScanOptions,
-    carried: readonly (RkvScanPage | null)[],
-  ): Promise<{ readonly page: RkvScanPage; readonly parts: readonly RkvScanPage[] }> {
     const limit = options.limit ?? 100;
     if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_SCAN_LIMIT)) {
       throw new ConfigError('limit', `a scan page holds 1 to ${MAX_SCAN_LIMIT} pairs, got ${limit}`);
@@ -672,7 +658,7 @@ export class RkvActorClient {
       }
     }
     const bounded = end !== undefined && end.length > 0;
-    if (bounded && compareKeyBytes(start, end) >= 0) return { page: { pairs: [], next: null }, parts: [] };
+    if (bounded && compareKeyBytes(start, end) >= 0) return { pairs: [], next: null };
     const message: RkvMessage = { type: 'scan', start, end: bounded ? end : NO_KEY, limit, maxBytes };
     const giveUpMs = options.giveUpMs ?? 10_000;
     // The shards are asked at once, each following its own leader: a page waits for the slowest
@@ -680,29 +666,23 @@ export class RkvActorClient {
     // no session seq, so its requests may overlap; the client is still busy for the whole page.
     this.#claim();
     try {
-      const parts = await Promise.all(
+      const pages = await Promise.all(
         Array.from({ length: this.#connection.shards }, async (_, shard): Promise<RkvScanPage> => {
-          const kept = carried[shard];
-          if (kept !== null && kept !== undefined) return kept;
           const answer = await this.#askLeader(message, 'scan-page', giveUpMs, shard);
           if (answer.type !== 'scan-page') throw new ClusterUnavailableError('scan', giveUpMs);
           return { pairs: answer.pairs, next: answer.done ? null : answer.next };
         }),
       );
-      return { page: mergeShardPages(parts, limit, maxBytes), parts };
+      return mergeShardPages(pages, limit, maxBytes);
     } finally {
       this.#busy = false;
     }
   }
 
   /**
-   * Every live pair with start ≤ key < end, in key order, page by page (`scan`; each shard's part
-   * of a page linearizable, the whole not one snapshot). A shard's pairs that one page fetched but
-   * could not use (above another shard's next key, or past the limit) serve the next page instead
-   * of asking that shard again (scan-merge.ts `carryOver`): each key range of a shard is read once,
-   * so a key present for the whole scan is returned once; one written or deleted meanwhile may or
-   * may not be (as Redis's SCAN). Throws ClusterScanStalledError for a page whose next key does not
-   * move past its start, rather than loop on it.
+   * Every live pair with start ≤ key < end, in key order, page by page (`scan`; each page
+   * linearizable per shard, the whole not one snapshot). Throws ClusterScanStalledError for a page
+   * whose next key does not move past its start, rather than loop on it.
    */
   async *scanAll(
     start: Uint8Array,
@@ -710,13 +690,11 @@ export class RkvActorClient {
     options: RkvScanOptions = {},
   ): AsyncGenerator<RkvPair, void, undefined> {
     let from: Uint8Array | null = start;
-    let carried: readonly (RkvScanPage | null)[] = [];
     while (from !== null) {
-      const { page, parts } = await this.#scanPage(from, end, options, carried);
+      const page = await this.scan(from, end, options);
       assertScanMovesOn(from, page);
       yield* page.pairs;
       from = page.next;
-      if (from !== null) carried = carryOver(parts, from);
     }
   }
 

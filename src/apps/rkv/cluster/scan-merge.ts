@@ -66,29 +66,3 @@ export function assertScanMovesOn(start: Uint8Array, page: RkvScanPage): void {
   if (page.next !== null && compareKeyBytes(page.next, start) <= 0)
     throw new ClusterScanStalledError(start, page.next);
 }
-
-/**
- * What of each shard's page the next page of the same scan, from `from` (the merged page's next),
- * may use instead of asking that shard again (scanAll): shard s's page held every live key of s in
- * [start, nextₛ), so its pairs at or above `from` are every live key of s in [from, nextₛ) — a
- * valid page of s from `from`, read at the earlier point. Kept when it still holds a pair, or when
- * the shard was done (nothing more to ask it); null (ask again) otherwise, so that a shard whose
- * part ran out is not left bounding the next page at a next key just past `from`.
- *
- * Each shard's part of a page is still one point in that shard's log, and each key range of a
- * shard is read once per scan; only the points differ from asking again: a key written (or
- * deleted) between the pages where it would have been read again may be missed (or seen) —
- * as Redis's SCAN, only keys present for the whole scan are sure to be returned, once.
- */
-export function carryOver(pages: readonly RkvScanPage[], from: Uint8Array): (RkvScanPage | null)[] {
-  return pages.map((page) => {
-    // Only [from, next): a pair at or above the shard's own next is not vouched for by its page
-    // (mergeShardPages drops those too), and carrying one would let it bound the next page.
-    const pairs = page.pairs.filter(
-      (pair) =>
-        compareKeyBytes(pair.key, from) >= 0 &&
-        (page.next === null || compareKeyBytes(pair.key, page.next) < 0),
-    );
-    return pairs.length > 0 || page.next === null ? { pairs, next: page.next } : null;
-  });
-}
