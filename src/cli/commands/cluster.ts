@@ -353,8 +353,8 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
         const shards = options.shards ?? 1;
         if (shards > MAX_RKV_ACTOR_SHARDS) {
           throw new UsageError(
-            `--shards with --actors must be at most ${MAX_RKV_ACTOR_SHARDS} (every shard puts five actors on each node, ` +
-              `whose domains hold 32), got ${shards}`,
+            `--shards with --actors must be at most ${MAX_RKV_ACTOR_SHARDS} (every shard puts five actors on each node; ` +
+              `more were not tried), got ${shards}: use fewer shards, or the process-per-replica form (without --actors) for up to 64`,
           );
         }
         setExit(
