@@ -89,13 +89,14 @@ export const RKV_ACTOR_FRAME_BYTES = 65_000;
 export const RKV_ACTOR_SNAPSHOT_CHUNK_BYTES = 48 * 1024;
 
 /**
- * Most shards of an actor cluster. A shard puts five actors on every node, and each node's DMO
- * domains get a region for every actor the node runs (`rkvActorNodeMaxActors`), so regions do not
- * bound S; what does is what was tried: 16 shards × 3 nodes start, elect and serve on one
- * machine, while each node's 3·S host actors share one host core and 2·S leaders' heartbeats
- * (every 50 ms) share the node's NIC cores — more shards than this were not measured.
+ * Most shards of an actor cluster: 64, as the process-per-replica form. A shard puts five actors on
+ * every node, and each node's DMO domains get a region for every actor the node runs
+ * (`rkvActorNodeMaxActors`), so regions do not bound S. What does: NIC memory (each shard's
+ * memtable needs MIN_RKV_MEMTABLE_LIMIT_BYTES twice, so S shards need 64·S KiB of it), and the
+ * work — every node's 3·S host actors share its one host core and its S consensus actors'
+ * heartbeats its NIC cores; 64 shards × 3 nodes start, elect and serve on one two-core machine.
  */
-export const MAX_RKV_ACTOR_SHARDS = 16;
+export const MAX_RKV_ACTOR_SHARDS = 64;
 
 /**
  * Bytes of each actor region on an RKV node: LiveNode's default, kept whatever S. The memtable
@@ -228,8 +229,7 @@ function checkShardCount(shards: number): void {
   if (!(Number.isInteger(shards) && shards >= 1 && shards <= MAX_RKV_ACTOR_SHARDS)) {
     throw new ConfigError(
       'shards',
-      `an RKV actor cluster has 1 to ${MAX_RKV_ACTOR_SHARDS} shards (more were not tried: every node runs ` +
-        `five actors per shard on its cores), got ${shards}; for more shards use the process-per-replica form (without --actors)`,
+      `an RKV actor cluster has 1 to ${MAX_RKV_ACTOR_SHARDS} shards (as the process-per-replica form), got ${shards}`,
     );
   }
 }
