@@ -271,7 +271,8 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
     )
     .option(
       '--shards <n>',
-      `rkv: consensus groups, keys placed by hash (default 1; at most ${MAX_RKV_ACTOR_SHARDS} with --actors); dt: participant shards`,
+      `rkv: consensus groups, keys placed by hash (default 1; at most ${MAX_RKV_ACTOR_SHARDS} with --actors, ` +
+        'which needs --nic-memory of at least 64 × shards KiB); dt: participant shards',
       parseIntegerIn('--shards', 1, 64),
     )
     .option(
@@ -353,8 +354,7 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
         const shards = options.shards ?? 1;
         if (shards > MAX_RKV_ACTOR_SHARDS) {
           throw new UsageError(
-            `--shards with --actors must be at most ${MAX_RKV_ACTOR_SHARDS} (every shard puts five actors on each node, ` +
-              `whose domains hold 32), got ${shards}`,
+            `--shards with --actors must be at most ${MAX_RKV_ACTOR_SHARDS}, got ${shards}`,
           );
         }
         setExit(

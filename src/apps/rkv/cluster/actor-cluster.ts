@@ -89,11 +89,35 @@ export const RKV_ACTOR_FRAME_BYTES = 65_000;
 export const RKV_ACTOR_SNAPSHOT_CHUNK_BYTES = 48 * 1024;
 
 /**
- * Most shards of an actor cluster. A live node's DMO domains hold 32 actor regions each
- * (LiveNode's `maxActors`) and a shard puts five actors on every node; a consensus or memtable
- * actor may migrate to the host, so all 5·S must fit the host domain: S ≤ 6.
+ * Most shards of an actor cluster: 64, as the process-per-replica form. A shard puts five actors on
+ * every node, and each node's DMO domains get a region for every actor the node runs
+ * (`rkvActorNodeMaxActors`), so regions do not bound S. What does: NIC memory (each shard's
+ * memtable needs MIN_RKV_MEMTABLE_LIMIT_BYTES twice, so S shards need 64·S KiB of it), and the
+ * work — every node's 3·S host actors share its one host core and its S consensus actors'
+ * heartbeats its NIC cores; 64 shards × 3 nodes start, elect and serve on one two-core machine.
  */
-export const MAX_RKV_ACTOR_SHARDS = 6;
+export const MAX_RKV_ACTOR_SHARDS = 64;
+
+/**
+ * Bytes of each actor region on an RKV node: LiveNode's default, kept whatever S. The memtable
+ * actor's region holds two memtables (active + frozen) of at most MAX_RKV_MEMTABLE_LIMIT_BYTES
+ * plus their skip-list nodes (under 2 MiB together), but the consensus actor's region holds the
+ * log a lagging replica may need (up to maxLogEntries entries, each with its key and value),
+ * which does not shrink as S grows — so a smaller region would trade a fixed saving for a log
+ * that overflows under lag. Unused regions cost address space only: a domain's SharedArrayBuffer
+ * is zero pages until an actor is placed in a region.
+ */
+export const RKV_ACTOR_REGION_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Actor regions per DMO domain on every node of an RKV actor cluster: each node runs 4 actors per
+ * shard (5 with the durable log), any of them may end up in the host domain (consensus and
+ * memtable migrate there under load), so the host domain needs a region for all of them. Never
+ * below LiveNode's default 32, so clusters of up to six shards start exactly as before.
+ */
+export function rkvActorNodeMaxActors(shards: number, durable: boolean): number {
+  return Math.max(32, shards * (durable ? 5 : 4));
+}
 
 /**
  * Instance name of replica `replica`'s actor of shard `shard` in a cluster of `shards` shards:
@@ -190,7 +214,13 @@ export function rkvActorClusterSpec(
   );
   return parseClusterSpec({
     schemaVersion: 1,
-    nodes: layout.nodes.map((node) => ({ ...node, hostCores: 1, maxFrameBytes: RKV_ACTOR_FRAME_BYTES })),
+    nodes: layout.nodes.map((node) => ({
+      ...node,
+      hostCores: 1,
+      maxFrameBytes: RKV_ACTOR_FRAME_BYTES,
+      maxActors: rkvActorNodeMaxActors(shards, options.durable === true),
+      regionBytes: RKV_ACTOR_REGION_BYTES,
+    })),
     actors,
   });
 }
@@ -199,8 +229,7 @@ function checkShardCount(shards: number): void {
   if (!(Number.isInteger(shards) && shards >= 1 && shards <= MAX_RKV_ACTOR_SHARDS)) {
     throw new ConfigError(
       'shards',
-      `an RKV actor cluster has 1 to ${MAX_RKV_ACTOR_SHARDS} shards (five actors per shard on every node, ` +
-        `32 actor regions per node domain), got ${shards}`,
+      `an RKV actor cluster has 1 to ${MAX_RKV_ACTOR_SHARDS} shards (as the process-per-replica form), got ${shards}`,
     );
   }
 }

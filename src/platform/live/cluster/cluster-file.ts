@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { DOMAIN_HEADER_BYTES, MAX_DOMAIN_BYTES, MIN_REGION_BYTES } from '../../../dmo/layout.ts';
 import { ConfigError } from '../../../errors.ts';
 import { type ActorId, actorId } from '../../../ids.ts';
 import type { Domain } from '../../../sched/types.ts';
@@ -38,7 +39,24 @@ const nodeSchema = z.strictObject({
    * chunks) raise it; on loopback a datagram may be up to 65 507 bytes.
    */
   maxFrameBytes: z.number().int().min(512).max(65_507).optional(),
+  /**
+   * Actor regions in each of this node's DMO domains (default LiveNode's 32). Every actor placed on
+   * the node must fit its host domain (a NIC actor may migrate there), so a node with more actors
+   * raises it; each domain is one SharedArrayBuffer of maxActors × regionBytes.
+   */
+  maxActors: z.number().int().min(1).max(4096).optional(),
+  /** Bytes of each actor region (default LiveNode's 4 MiB): a multiple of 16, at least 1 KiB. */
+  regionBytes: z
+    .number()
+    .int()
+    .min(MIN_REGION_BYTES)
+    .refine((bytes) => bytes % 16 === 0, 'regionBytes must be a multiple of 16')
+    .optional(),
 });
+
+/** LiveNode's defaults, which a node without `maxActors` / `regionBytes` in the file gets. */
+export const DEFAULT_NODE_MAX_ACTORS = 32;
+export const DEFAULT_NODE_REGION_BYTES = 4 * 1024 * 1024;
 
 const actorSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'an instance name: lower case, digits and dashes'),
@@ -79,6 +97,15 @@ export function parseClusterSpec(value: unknown, baseDir = process.cwd()): Clust
     if (endpoints.has(endpoint)) throw new ConfigError('cluster.nodes', `two nodes listen on ${endpoint}`);
     nodeIds.add(node.id);
     endpoints.add(endpoint);
+    const maxActors = node.maxActors ?? DEFAULT_NODE_MAX_ACTORS;
+    const regionBytes = node.regionBytes ?? DEFAULT_NODE_REGION_BYTES;
+    if (DOMAIN_HEADER_BYTES + maxActors * regionBytes > MAX_DOMAIN_BYTES) {
+      throw new ConfigError(
+        `cluster.nodes.${node.id}`,
+        `node ${node.id}: ${maxActors} regions (maxActors) of ${regionBytes} bytes (regionBytes) exceed the 4 GiB ` +
+          'a DMO domain can address: lower regionBytes or maxActors',
+      );
+    }
   }
   const names = new Set<string>();
   const ids = new Set<number>();
@@ -97,6 +124,19 @@ export function parseClusterSpec(value: unknown, baseDir = process.cwd()): Clust
     ids.add(id);
     return { ...actor, id, module: isAbsolute(actor.module) ? actor.module : resolve(baseDir, actor.module) };
   });
+  for (const node of spec.nodes) {
+    // Checked here rather than when the node's domain runs out mid-start: every actor of a node may
+    // end up in its host domain, so all of them need a region there.
+    const placed = actors.filter((actor) => actor.node === node.id).length;
+    const maxActors = node.maxActors ?? DEFAULT_NODE_MAX_ACTORS;
+    if (placed > maxActors) {
+      throw new ConfigError(
+        `cluster.nodes.${node.id}.maxActors`,
+        `node ${node.id} runs ${placed} actors but its DMO domains hold ${maxActors} actor regions each` +
+          `${node.maxActors === undefined ? ' (the default)' : ''}: set "maxActors" on the node to at least ${placed}`,
+      );
+    }
+  }
   return { ...spec, actors };
 }
 
@@ -132,6 +172,8 @@ export function nodeOptionsFor(
   | 'scheduler'
   | 'maxFrameBytes'
   | 'ringBytes'
+  | 'maxActors'
+  | 'regionBytes'
 > & {
   readonly nicCores?: number;
   readonly hostCores?: number;
@@ -166,6 +208,8 @@ export function nodeOptionsFor(
     ...(self.migration === false ? { scheduler: { enableMigration: false } } : {}),
     ...(self.nicCores === undefined ? {} : { nicCores: self.nicCores }),
     ...(self.hostCores === undefined ? {} : { hostCores: self.hostCores }),
+    ...(self.maxActors === undefined ? {} : { maxActors: self.maxActors }),
+    ...(self.regionBytes === undefined ? {} : { regionBytes: self.regionBytes }),
     ...(self.maxFrameBytes === undefined
       ? {}
       : { maxFrameBytes: self.maxFrameBytes, ringBytes: ringBytesFor(self.maxFrameBytes) }),

@@ -25,6 +25,7 @@ import {
   RkvActorConnection,
   rkvActorClusterSpec,
   rkvActorName,
+  rkvActorNodeMaxActors,
   rkvActorStorageNames,
   rkvMemtableLimitBytes,
 } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
@@ -62,8 +63,25 @@ test('layout: per-shard actor names and storage, one shard keeps the old ones, t
   );
   assert.throws(
     () => rkvActorClusterSpec({ nodes: nodes(3) }, { shards: MAX_RKV_ACTOR_SHARDS + 1 }),
-    (error: unknown) => error instanceof ConfigError && /1 to 6 shards/.test(error.message),
+    (error: unknown) =>
+      error instanceof ConfigError && new RegExp(`1 to ${MAX_RKV_ACTOR_SHARDS} shards`).test(error.message),
   );
+  assert.equal(MAX_RKV_ACTOR_SHARDS, 64, 'as many shards as the process-per-replica form');
+  // Past six shards a node runs more actors than LiveNode's default 32 regions per domain: the
+  // spec gives every node a region for each of its actors (all may end up on the host).
+  const wide = rkvActorClusterSpec({ nodes: nodes(3) }, { durable: true, shards: MAX_RKV_ACTOR_SHARDS });
+  for (const node of wide.nodes) {
+    const placed = wide.actors.filter((a) => a.node === node.id).length;
+    assert.equal(placed, 5 * MAX_RKV_ACTOR_SHARDS);
+    assert.ok(
+      (node.maxActors ?? 32) >= placed,
+      `node ${node.id}: ${node.maxActors} regions for ${placed} actors`,
+    );
+    assert.equal(node.regionBytes, 4 * 1024 * 1024);
+  }
+  assert.equal(rkvActorNodeMaxActors(2, true), 32, 'six shards or fewer start as before');
+  assert.equal(rkvActorNodeMaxActors(8, false), 32);
+  assert.equal(rkvActorNodeMaxActors(8, true), 40);
 
   const base = join('d', 'x');
   assert.deepEqual(rkvActorStorageNames(base, 1), {

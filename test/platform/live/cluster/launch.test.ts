@@ -43,6 +43,53 @@ test('cluster files are validated: duplicate nodes, unknown placements, bad name
   );
 });
 
+test("a node's actor regions: maxActors must hold every actor placed on it, regions sized sanely, both reach LiveNode", () => {
+  const node = { id: 0, address: '127.0.0.1', port: 9100 };
+  const actors = Array.from({ length: 33 }, (_, i) => ({
+    name: `a${i}`,
+    module: MODULE,
+    exportName: 'front',
+    node: 0,
+  }));
+  const refused = (value: unknown, pattern: RegExp) =>
+    assert.throws(
+      () => parseClusterSpec(value),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+    );
+  // 33 actors do not fit LiveNode's default 32 regions: refused up front, saying what to set.
+  refused(
+    { schemaVersion: 1, nodes: [node], actors },
+    /node 0 runs 33 actors but its DMO domains hold 32 actor regions each \(the default\): set "maxActors" on the node to at least 33/,
+  );
+  refused({ schemaVersion: 1, nodes: [{ ...node, maxActors: 32 }], actors }, /at least 33/);
+  const spec = parseClusterSpec({
+    schemaVersion: 1,
+    nodes: [{ ...node, maxActors: 40, regionBytes: 1 << 20 }],
+    actors,
+  });
+  const options = nodeOptionsFor(spec, 0);
+  assert.equal(options.maxActors, 40);
+  assert.equal(options.regionBytes, 1 << 20);
+  const plain = nodeOptionsFor(parseClusterSpec({ schemaVersion: 1, nodes: [node], actors: [actors[0]] }), 0);
+  assert.ok(!('maxActors' in plain) && !('regionBytes' in plain), "no setting: LiveNode's defaults");
+  refused(
+    { schemaVersion: 1, nodes: [{ ...node, regionBytes: 1000 }], actors: [actors[0]] },
+    /cluster\.nodes\.0\.regionBytes/,
+  );
+  refused(
+    { schemaVersion: 1, nodes: [{ ...node, regionBytes: 1030 }], actors: [actors[0]] },
+    /multiple of 16/,
+  );
+  refused(
+    { schemaVersion: 1, nodes: [{ ...node, maxActors: 0 }], actors: [actors[0]] },
+    /cluster\.nodes\.0\.maxActors/,
+  );
+  refused(
+    { schemaVersion: 1, nodes: [{ ...node, maxActors: 2048, regionBytes: 4 << 20 }], actors: [actors[0]] },
+    /2048 regions \(maxActors\) of 4194304 bytes \(regionBytes\) exceed the 4 GiB/,
+  );
+});
+
 test('a node with large frames gets core rings that hold a full queue of them', () => {
   const actor = { name: 'front', module: MODULE, exportName: 'front', node: 0 };
   const spec = parseClusterSpec({
