@@ -158,7 +158,12 @@ test('three live nodes, two shards: keys spread by hash, a node killed and resta
         // Anything but OK (a -TRYAGAIN while a shard has no leader): the outcome is unknown, and a
         // later acknowledged SET of that key from this writer supersedes it.
         if (reply === 'OK') acknowledged.set(key, value);
-        else acknowledged.delete(key);
+        else {
+          acknowledged.delete(key);
+          // A command that fails at once (a closed connection rejects without any I/O) must not
+          // make this loop spin on microtasks: it would starve the timers that end it.
+          await sleep(20);
+        }
       }
     };
     const writers = resps.slice(1).map((resp, index) => writer(resp, `w${index}`));
