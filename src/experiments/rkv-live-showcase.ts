@@ -13,8 +13,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ACTOR_RESP_LIMITS, ActorKvBackend } from '../apps/rkv/cluster/actor-backend.ts';
-import { RkvActorConnection, rkvActorClusterSpec } from '../apps/rkv/cluster/actor-cluster.ts';
+import {
+  type RkvActorClient,
+  RkvActorConnection,
+  rkvActorClusterSpec,
+} from '../apps/rkv/cluster/actor-cluster.ts';
 import { type RkvLoadResult, runRkvRespLoad } from '../apps/rkv/cluster/resp-load.ts';
+import { compareKeyBytes } from '../apps/rkv/cluster/scan-merge.ts';
 import { type RespServerHandle, startRespServer } from '../apps/rkv/resp/server.ts';
 import { freeUdpPorts } from '../platform/live/cluster/free-ports.ts';
 import { LocalCluster } from '../platform/live/cluster/launch.ts';
@@ -49,6 +54,17 @@ export interface RkvLiveShowcaseResult {
   /** From the SIGKILL until the killed node ran again, set up from its files. */
   readonly rejoinedAfterMs: number;
   readonly load: RkvLoadResult;
+  /**
+   * After the load, the whole store read back through SCAN (the wire client's pages, every key once
+   * and in byte order, checked here) beside DBSIZE, both at the leader of the moment.
+   */
+  readonly scan: {
+    readonly keys: number;
+    readonly pages: number;
+    readonly pageLimit: number;
+    readonly inOrder: boolean;
+    readonly dbsize: number;
+  };
 }
 
 const ELECTION_TIMEOUT_MS = 400;
@@ -111,6 +127,7 @@ export async function runRkvLiveShowcase(options: RkvLiveShowcaseOptions): Promi
     await connection.restartReplica(firstLeader);
     const rejoinedAfterMs = performance.now() - killedAt;
     const load = await loading;
+    const scan = await scanStore(connection.client(10_000));
     return {
       seed: options.seed,
       replicas,
@@ -121,6 +138,7 @@ export async function runRkvLiveShowcase(options: RkvLiveShowcaseOptions): Promi
       electedAfterMs,
       rejoinedAfterMs,
       load,
+      scan,
     };
   } finally {
     await front?.close({ timeoutMs: 500 });
@@ -128,4 +146,26 @@ export async function runRkvLiveShowcase(options: RkvLiveShowcaseOptions): Promi
     await cluster?.stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const SCAN_PAGE_LIMIT = 16;
+
+/** Reads every live key through SCAN pages and checks each comes once, in byte order; then DBSIZE. */
+async function scanStore(client: RkvActorClient): Promise<RkvLiveShowcaseResult['scan']> {
+  let keys = 0;
+  let pages = 0;
+  let inOrder = true;
+  let previous: Uint8Array | undefined;
+  let from: Uint8Array | null = new Uint8Array(0);
+  while (from !== null) {
+    const page = await client.scan(from, undefined, { limit: SCAN_PAGE_LIMIT, giveUpMs: 20_000 });
+    pages++;
+    for (const pair of page.pairs) {
+      if (previous !== undefined && compareKeyBytes(previous, pair.key) >= 0) inOrder = false;
+      previous = pair.key;
+      keys++;
+    }
+    from = page.next;
+  }
+  return { keys, pages, pageLimit: SCAN_PAGE_LIMIT, inOrder, dbsize: await client.dbsize(0, 20_000) };
 }

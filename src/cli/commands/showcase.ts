@@ -44,7 +44,7 @@ export async function showcaseCommand(options: ShowcaseOptions): Promise<boolean
   if (options.json) writeJson({ schemaVersion: 1, seed: options.seed, simulated, apps, live, rkv });
   else if (rkv) writeOut(`\n${renderRkvLive(rkv)}`);
   const liveWhole = live === null || (live.answered === live.sent && live.errorReplies === 0);
-  return liveWhole && (rkv === null || rkv.load.check.verdict === 'linearizable');
+  return liveWhole && (rkv === null || (rkv.load.check.verdict === 'linearizable' && rkv.scan.inOrder));
 }
 
 /** Runs a live part under a progress bar that fills over its usual duration. */
@@ -145,6 +145,16 @@ export function renderRkvLive(result: RkvLiveShowcaseResult): string {
       ok
         ? `History linearizable across the fail-over (${n(load.check.steps)} search steps over ${n(load.keysTouched)} keys): no acknowledged SET or DEL lost, no stale GET${load.del.count > 0 ? `, every DEL's answer right (${n(load.deleteHits)} of ${n(load.del.count)} found their key)` : ''}.`
         : `History ${load.check.verdict}: ${load.check.detail ?? ''}`,
+    ),
+  );
+  const { scan } = result;
+  const scanOk = scan.inOrder && scan.keys === scan.dbsize;
+  lines.push(
+    paint(
+      scanOk ? 'green' : 'red',
+      `Then SCAN through the wire client: ${n(scan.keys)} keys in ${n(scan.pages)} page${scan.pages === 1 ? '' : 's'} of up to ${scan.pageLimit}, ` +
+        `${scan.inOrder ? 'each once, in byte order' : 'NOT in strict byte order'}; DBSIZE says ${n(scan.dbsize)}` +
+        `${scan.keys === scan.dbsize ? '' : ' — they differ'}.`,
     ),
   );
   return lines.join('\n');
