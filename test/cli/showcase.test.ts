@@ -54,6 +54,13 @@ interface ShowcaseDocument {
       readonly timeline: { readonly answered: readonly number[] };
       readonly check: { readonly verdict: string };
     };
+    readonly scan: {
+      readonly keys: number;
+      readonly pages: number;
+      readonly pageLimit: number;
+      readonly inOrder: boolean;
+      readonly dbsize: number;
+    };
   };
 }
 
@@ -122,4 +129,10 @@ test('showcase --json: the simulated and the live half, nothing lost in either',
   );
   assert.equal(rkv.load.check.verdict, 'linearizable');
   assert.ok(rkv.load.del.count > 0, 'some of the checked operations were DELs');
+  assert.ok(rkv.scan.keys > 0, 'SCAN read the store back');
+  assert.equal(rkv.scan.inOrder, true, 'SCAN pages give each key once, in byte order');
+  assert.ok(
+    rkv.scan.pages >= Math.ceil(rkv.scan.keys / rkv.scan.pageLimit),
+    'pages of at most pageLimit keys',
+  );
 });
