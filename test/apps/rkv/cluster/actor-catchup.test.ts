@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { distinctValue, writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, nodeStats, writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor catch-up seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -28,18 +28,6 @@ const VALUE_BYTES = 8000;
 
 function valueFor(index: number): Uint8Array {
   return distinctValue(seed, index, VALUE_BYTES);
-}
-
-interface NodeStats {
-  readonly drops: Readonly<Record<string, number>>;
-  readonly peer: { readonly sent: number; readonly fragmented: number };
-}
-
-async function nodeStats(cluster: LocalCluster, node: number): Promise<NodeStats> {
-  const admin = cluster.node(node)?.banner.admin;
-  assert.ok(admin, `node ${node} serves /stats`);
-  const response = await fetch(new URL('/stats', admin));
-  return (await response.json()) as NodeStats;
 }
 
 test('a follower restarted after ~320 KB of 8 000-byte writes catches up by the log, without state transfer', {

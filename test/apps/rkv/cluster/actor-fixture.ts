@@ -4,11 +4,13 @@
  * (some launch twice, or later).
  */
 
+import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rkvActorClusterSpec } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import type { ClusterSpec } from '../../../../src/platform/live/cluster/cluster-file.ts';
+import type { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
 import { freeUdpPort } from '../../../platform/live/free-port.ts';
 
 export interface ActorClusterFiles {
@@ -38,4 +40,17 @@ export function distinctValue(seed: number, index: number, bytes: number): Uint8
   const value = new Uint8Array(bytes).fill(97 + ((index + seed) % 26));
   value.set(new TextEncoder().encode(`${seed}:${index}:`), 0);
   return value;
+}
+
+/** The peer and drop counters a node's admin `/stats` reports (the fields these tests read). */
+export interface PeerStats {
+  readonly drops: Readonly<Record<string, number>>;
+  readonly peer: { readonly sent: number; readonly fragmented: number; readonly reassembled: number };
+}
+
+/** Node `node`'s `/stats` (its cluster must run with `--metrics-port`). */
+export async function nodeStats(cluster: LocalCluster, node: number): Promise<PeerStats> {
+  const admin = cluster.node(node)?.banner.admin;
+  assert.ok(admin, `node ${node} serves /stats`);
+  return (await (await fetch(new URL('/stats', admin))).json()) as PeerStats;
 }

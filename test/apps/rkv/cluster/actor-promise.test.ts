@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { distinctValue, writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, nodeStats, writeActorCluster } from './actor-fixture.ts';
 
 // Seed 2 made the replica that was behind win the election in most runs here (the path above).
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? 2);
@@ -40,11 +40,6 @@ function valueFor(index: number): Uint8Array {
   return distinctValue(seed, index, VALUE_BYTES);
 }
 
-interface NodeStats {
-  readonly drops: Readonly<Record<string, number>>;
-  readonly peer: { readonly fragmented: number; readonly reassembled: number };
-}
-
 test('after a burst of 8 000-byte writes, the leader killed and a lagging follower back: a new leader serves every value', {
   timeout: 90_000,
 }, async () => {
@@ -55,11 +50,7 @@ test('after a burst of 8 000-byte writes, the leader killed and a lagging follow
   const onStderr = (node: number, text: string) => stderrs.set(node, (stderrs.get(node) ?? '') + text);
   const cluster = await LocalCluster.launch({ file, spec, onStderr, extraArgs: ['--metrics-port', '0'] });
   const connection = await RkvActorConnection.connect(spec);
-  const statsOf = async (node: number): Promise<NodeStats> => {
-    const admin = cluster.node(node)?.banner.admin;
-    assert.ok(admin, `node ${node} serves /stats`);
-    return (await (await fetch(new URL('/stats', admin))).json()) as NodeStats;
-  };
+  const statsOf = (node: number) => nodeStats(cluster, node);
   try {
     await connection.setup(setup);
     const writer = connection.client(1);
