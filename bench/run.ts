@@ -18,6 +18,7 @@ const BENCHES = [
   'sim',
   'ring',
   'udp',
+  'metrics',
   'migration-copy',
   'live-migration',
   'resp',

@@ -47,6 +47,7 @@ import {
   sealFrame,
   turnIntoReply,
 } from '../src/platform/live/net/wire.ts';
+import { startAdminServer } from '../src/platform/live/node/admin-server.ts';
 import { LiveNode } from '../src/platform/live/node/live-node.ts';
 
 type ServerKind = 'node' | 'ipipe' | 'raw';
@@ -384,7 +385,16 @@ async function startServer(kind: ServerKind): Promise<BenchServer> {
         : { coreQueueDepth: Number(process.env['IPIPE_BENCH_CORE_QUEUE_DEPTH']) }),
     },
   });
-  return { address: node.address, datagrams: () => node.stats().requests, close: () => node.stop() };
+  // IPIPE_BENCH_METRICS=1: with the admin server's metrics, as `ipipe run --metrics-port` serves.
+  const admin = process.env['IPIPE_BENCH_METRICS'] === '1' ? await startAdminServer(node, 0) : undefined;
+  return {
+    address: node.address,
+    datagrams: () => node.stats().requests,
+    close: async () => {
+      await admin?.close();
+      await node.stop();
+    },
+  };
 }
 
 async function serverRole(kind: ServerKind): Promise<void> {

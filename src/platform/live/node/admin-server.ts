@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
 import { IpipeError } from '../../../errors.ts';
+import { ActorLatencySummary } from './latency-summary.ts';
 import type { LiveNode } from './live-node.ts';
 
 export interface AdminServer {
@@ -18,21 +19,21 @@ export interface AdminServer {
 
 const DOMAIN_CODE: Readonly<Record<string, number>> = { nic: 0, host: 1, migrating: 2 };
 
+/** A node's metrics: its registry, and `close` to stop recording (the latency window's clock). */
+export interface NodeMetrics {
+  readonly registry: client.Registry;
+  close(): void;
+}
+
 /** Registers the node's metrics in a fresh registry. */
-export function nodeMetrics(node: LiveNode): client.Registry {
+export function nodeMetrics(node: LiveNode): NodeMetrics {
   const registry = new client.Registry();
   const nic = node.nic;
-  const latency = new client.Summary({
-    name: 'ipipe_request_latency_seconds',
-    help: 'Time from a request reaching the NIC to its reply leaving it, by actor.',
-    labelNames: ['actor'],
-    percentiles: [0.5, 0.9, 0.99, 0.999],
-    maxAgeSeconds: 60,
-    ageBuckets: 5,
-    registers: [registry],
-  });
-  nic.onReplyLatency = (actor, seconds) =>
-    latency.observe({ actor: nic.table.lookup(actor)?.name ?? String(actor) }, seconds);
+  const latency = new ActorLatencySummary(
+    registry,
+    (actor) => nic.table.lookup(actor)?.name ?? String(actor),
+  );
+  nic.onReplyLatency = (actor, seconds) => latency.record(actor, seconds);
 
   const lastCounts = new Map<string, number>();
   /** Counters read from the node's totals: increment by what changed since the last scrape. */
@@ -156,7 +157,13 @@ export function nodeMetrics(node: LiveNode): client.Registry {
       this.set({ role: 'drr' }, view.drr.cores);
     },
   });
-  return registry;
+  return {
+    registry,
+    close() {
+      latency.close();
+      nic.onReplyLatency = undefined;
+    },
+  };
 }
 
 /** Serves /metrics, /stats and /migrate for `node` on `port` (0: any free port). */
@@ -165,7 +172,8 @@ export async function startAdminServer(
   port: number,
   address = '127.0.0.1',
 ): Promise<AdminServer> {
-  const registry = nodeMetrics(node);
+  const metrics = nodeMetrics(node);
+  const registry = metrics.registry;
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const send = (status: number, type: string, body: string) => {
@@ -221,6 +229,10 @@ export async function startAdminServer(
   return {
     port: typeof bound === 'object' && bound ? bound.port : port,
     address,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        metrics.close();
+        server.close(() => resolve());
+      }),
   };
 }
