@@ -29,6 +29,8 @@ export {
   maxPieceBytes,
   Reassembler,
 } from './fragments.ts';
+/** node:dgram's per-send address lookup without a tick for IPv4 literals. */
+export { literalLookup } from './literal-lookup.ts';
 /** The load generator. */
 export { runLoad, splitHostPort } from './load.ts';
 /** The frame format: encode, seal in place, validate, error bodies, drop counters. */
@@ -79,6 +81,7 @@ export type {
   ReassembledMessage,
   ReassemblyLimits,
 } from './fragments.ts';
+export type { DgramLookup } from './literal-lookup.ts';
 export type { LatencySummary, LoadMode, LoadOptions, LoadResult, MakePayload } from './load.ts';
 export type {
   DecodeFrameResult,

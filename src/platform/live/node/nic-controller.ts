@@ -28,6 +28,7 @@ import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-sch
 import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
 import { type FragmentDropReason, fragmentMessage, Reassembler } from '../net/fragments.ts';
+import { literalLookup } from '../net/literal-lookup.ts';
 import {
   encodeErrorBody,
   encodeFrame,
@@ -379,7 +380,7 @@ export class NicController {
     this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
     for (const [actor, outputs] of initOutputs) for (const output of outputs) this.#route(output, actor);
     this.#armManage(MANAGE_IDLE_MS);
-    const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
+    const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22, lookup: literalLookup() });
     this.#socket = socket;
     socket.on('message', (message, remote) => this.#onDatagram(message, remote));
     socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
