@@ -45,7 +45,10 @@ export interface MessageChannel {
   /**
    * Queues one message (copied; the caller may reuse `bytes`). False when the peer has no room now
    * (wait with `waitForRoom`, then send again) or the channel is closed. Throws
-   * ChannelMessageTooLargeError for a message over the channel's maximum.
+   * ChannelMessageTooLargeError for a message over the channel's maximum. Room can come back
+   * without any message: a ring's consumer publishes its head lazily, and a peer with nothing to
+   * reply frees room silently — so a request/response loop that was refused waits for data only
+   * while replies are outstanding, else for room (test/platform/live/fixtures/echo-client.ts).
    */
   send(bytes: Uint8Array): boolean;
   /** Makes every queued message visible to the peer: one doorbell / one socket write per batch. */

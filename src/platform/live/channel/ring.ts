@@ -75,9 +75,15 @@
  * ring since the last publication, or when the producer asks. Safety needs only `publishedHead ≤
  * head` (the producer sees less room than there is, never more). Liveness needs the producer never
  * to wait for ever on a head the consumer keeps to itself; three rules make sure of it:
- *   1. When `tryWrite` finds no room even after re-reading `HEAD`, it publishes the producer's own
- *      pending batch (a batch that fills the ring cannot grow, and the consumer must see it to drain
- *      it) and sets `HEAD_REQUEST`.
+ *   1. When `tryWrite` finds no room even after re-reading `HEAD`, it sets `HEAD_REQUEST`, then
+ *      publishes the producer's own pending batch (a batch that fills the ring cannot grow, and the
+ *      consumer must see it to drain it). Request first: a consumer that sees the batch (it loads
+ *      `TAIL` after the store) then sees the request too, so the empty poll after draining that
+ *      batch publishes the head (rule 2) before the consumer does anything else — before it
+ *      flushes the replies a duplex peer waits for. Batch first, a consumer scheduled between the
+ *      two stores drained it, found no request and kept its head until its next sleep; the
+ *      producer, refused with the ring in fact empty, learns of the room only if it waits for
+ *      room (test/platform/live/ring-interleavings.test.ts replays that schedule).
  *   2. A consumer that finds the ring empty checks `HEAD_REQUEST` (one load) and publishes if asked.
  *   3. A consumer about to sleep publishes first: a sleeping consumer owes the producer nothing.
  * A producer blocked in `write`/`waitForRoom` sleeps on the `HEAD` word; every publication made
@@ -783,11 +789,11 @@ export class SpscRing {
     return this.#reservedIndex + RECORD_HEADER_BYTES;
   }
 
-  /** Rule 1: publish the pending batch and ask the consumer for its head. */
+  /** Rule 1: ask the consumer for its head, then publish the pending batch — in that order (see the header). */
   #onFull(): void {
     this.#fullEvents++;
-    this.flush();
     this.#requestHead();
+    this.flush();
   }
 
   /** Sets HEAD_REQUEST (once: only this producer clears it, in #reserve, when a write fits again). */
