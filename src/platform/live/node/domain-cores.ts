@@ -74,6 +74,12 @@ interface CoreSlot {
   /** False while a replacement thread starts: the core takes no work. */
   ready: boolean;
   exited: Promise<void>;
+  /**
+   * Control items (forget) the work ring had no room for, in order. Work waits behind them
+   * (`sendRequest` refuses while any is left), so a core never runs work sent after a forget
+   * against the instance that forget dropped.
+   */
+  readonly controls: Uint8Array[];
 }
 
 const WORKER_BOOTSTRAP = fileURLToPath(new URL('./core-worker-bootstrap.mjs', import.meta.url));
@@ -105,6 +111,7 @@ export class DomainCores {
   readonly #control = new FrameBuilder();
   #watchdogTimer: NodeJS.Timeout | undefined;
   #counted = false;
+  #stopping = false;
   /** Cores replaced after a watchdog expiry. */
   replacedCores = 0;
 
@@ -159,6 +166,7 @@ export class DomainCores {
   sendRequest(core: number, tag: number, request: LiveRequest, nowMs?: number): boolean {
     const slot = this.#slots[core];
     if (!slot?.ready) return false;
+    if (slot.controls.length > 0 && !this.#sendControls(slot)) return false;
     const at = slot.work.tryReserve(request.workSize());
     if (at < 0) return false;
     request.writeWork(slot.work.bytes, at);
@@ -197,16 +205,56 @@ export class DomainCores {
     slot.busySinceMs = nowMs;
   }
 
-  /** Tells every core to drop its cached instance of `actor` (it moved, or its heap was replaced). */
+  /**
+   * Tells every core to drop its cached instance of `actor` (it moved, or its heap was replaced).
+   * Never blocks: a core whose work ring has no room gets the item when room appears (as its
+   * results come back, or on a 1 ms retry). Blocking here — the main thread in `Atomics.wait` for
+   * room — could deadlock: a core that waits for room in its full result ring stops consuming
+   * work, and only this thread, now asleep, drains results.
+   */
   forget(actor: number): void {
     const frame = this.#control.reset();
     frame.u8(WORK_FORGET);
     frame.u32(actor);
     for (const slot of this.#slots) {
-      if (slot.work.tryWrite(frame.frame)) slot.work.flush();
-      else slot.work.write(frame.frame);
+      if (slot.controls.length === 0 && slot.work.tryWrite(frame.frame)) slot.work.flush();
+      else {
+        slot.controls.push(frame.frame.slice());
+        this.#armControlRetry();
+      }
+    }
+  }
+
+  /** Writes `slot`'s held control items while its ring has room; true when none is left. */
+  #sendControls(slot: CoreSlot): boolean {
+    const controls = slot.controls;
+    let sent = 0;
+    while (sent < controls.length && slot.work.tryWrite(controls[sent] as Uint8Array)) sent++;
+    if (sent > 0) {
+      controls.splice(0, sent);
       slot.work.flush();
     }
+    return controls.length === 0;
+  }
+
+  #controlRetry: NodeJS.Timeout | undefined;
+
+  #armControlRetry(): void {
+    if (this.#controlRetry !== undefined || this.#stopping) return;
+    this.#controlRetry = setTimeout(() => {
+      this.#controlRetry = undefined;
+      let left = false;
+      for (const slot of this.#slots) if (!this.#sendControls(slot)) left = true;
+      if (left) this.#armControlRetry();
+    }, 1);
+    this.#controlRetry.unref();
+  }
+
+  /** Control items held back by a full ring, all cores (for tests and stats). */
+  heldControls(): number {
+    let held = 0;
+    for (const slot of this.#slots) held += slot.controls.length;
+    return held;
   }
 
   /**
@@ -233,6 +281,8 @@ export class DomainCores {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#controlRetry) clearTimeout(this.#controlRetry);
     if (this.#counted) coreThreadsInProcess -= this.#options.cores;
     this.#counted = false;
     if (this.#watchdogTimer) clearInterval(this.#watchdogTimer);
@@ -283,6 +333,7 @@ export class DomainCores {
       generation: (previous?.generation ?? -1) + 1,
       ready: false,
       exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+      controls: [],
     };
     this.#slots[core] = slot;
     worker.on('error', (error) => {
@@ -320,6 +371,7 @@ export class DomainCores {
         continue;
       }
       this.#deliver(core, slot, length);
+      if (slot.controls.length > 0) this.#sendControls(slot);
     }
   }
 
