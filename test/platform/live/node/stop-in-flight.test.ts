@@ -39,10 +39,12 @@ test('a message for another node that arrives after the socket closed is dropped
   const client = await IpipeClient.connect({ host: '127.0.0.1', port: ports[0] as number, timeoutMs: 2_000 });
   try {
     // No reply comes (the handler only sends); the call's rejection is not what is tested.
-    const call = client.call(SLOW, slowSender.messages, slowSender.messages, { type: 'go', busyMs: 400 });
+    const call = client.call(SLOW, slowSender.messages, slowSender.messages, { type: 'go', busyMs: 1500 });
     call.catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // The handler runs for another ~300 ms: a 20 ms drain gives up, the NIC stops first.
+    // Long enough for the request to reach the host core even on a loaded machine (at 100 ms,
+    // under a load average of 16, the handler had sometimes not started: nothing to drop).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The handler runs for another ~1 s: a 20 ms drain gives up, the NIC stops first.
     await first.stop(20);
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(uncaught, [], 'nothing was thrown out of the stopping node');
