@@ -18,7 +18,7 @@ export { IpipeClient } from './net/client.ts';
 export { isNetError, NetError, RemoteError, RequestTimeoutError } from './net/errors.ts';
 export type { LoadMode, LoadOptions, LoadResult } from './net/load.ts';
 export { runLoad } from './net/load.ts';
-export type { AdminServer } from './node/admin-server.ts';
+export type { AdminServer, NodeMetrics } from './node/admin-server.ts';
 export { nodeMetrics, startAdminServer } from './node/admin-server.ts';
 export type { LiveMigrationRecord, LiveNodeOptions, LiveNodeStats, PeerEndpoint } from './node/live-node.ts';
 export {

@@ -19,10 +19,21 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string, fam
 /** What `dgram.createSocket({ type: 'udp4', lookup })` takes. */
 export type DgramLookup = (hostname: string, options: LookupOneOptions, callback: LookupCallback) => void;
 
-/** A lookup with its own one-entry memory (one per socket). */
+/**
+ * A lookup with its own one-entry memory (one per socket). Its first call — always the socket's
+ * bind, explicit or implied by a first send — goes through `dns.lookup` as before, so `bind()`
+ * keeps its asynchronous 'listening' and errors (answered synchronously, a listener attached just
+ * after `bind()` would miss them). node:dgram passes the family (4 or 6) as `options`.
+ */
 export function literalLookup(): DgramLookup {
   let lastLiteral = '';
+  let bound = false;
   return (hostname, options, callback) => {
+    if (!bound) {
+      bound = true;
+      dnsLookup(hostname, options, callback);
+      return;
+    }
     if (hostname === lastLiteral) {
       callback(null, hostname, 4);
       return;

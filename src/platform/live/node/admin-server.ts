@@ -221,10 +221,15 @@ export async function startAdminServer(
     }
     send(404, 'text/plain', 'GET /metrics, GET /stats, POST /migrate?actor=<name>&to=nic|host\n');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, address, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, address, () => resolve());
+    });
+  } catch (error) {
+    metrics.close(); // nothing will scrape it: stop recording into it
+    throw error;
+  }
   const bound = server.address();
   return {
     port: typeof bound === 'object' && bound ? bound.port : port,

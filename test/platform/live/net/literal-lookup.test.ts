@@ -7,8 +7,13 @@ import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
 import { literalLookup } from '../../../../src/platform/live/net/literal-lookup.ts';
 
-test('an IPv4 literal is answered before lookup returns; a repeat too', () => {
+test('after the first call (the bind), an IPv4 literal is answered before lookup returns; a repeat too', () => {
   const lookup = literalLookup();
+  let bindAnswered = false;
+  lookup('0.0.0.0', { family: 4 }, () => {
+    bindAnswered = true;
+  });
+  assert.equal(bindAnswered, false, 'the first call (the bind) goes through dns.lookup, later');
   for (const address of ['127.0.0.1', '127.0.0.1', '10.1.2.3']) {
     let answered: [string, number] | undefined;
     lookup(address, { family: 4 }, (error, resolved, family) => {
@@ -21,6 +26,7 @@ test('an IPv4 literal is answered before lookup returns; a repeat too', () => {
 
 test('a host name goes through dns.lookup (asynchronously)', async () => {
   const lookup = literalLookup();
+  lookup('0.0.0.0', { family: 4 }, () => {});
   let sync = true;
   const answer = await new Promise<[string, number]>((resolve, reject) => {
     lookup('localhost', { family: 4 }, (error, address, family) => {
@@ -32,6 +38,19 @@ test('a host name goes through dns.lookup (asynchronously)', async () => {
   assert.equal(sync, false, 'not answered in the call');
   assert.equal(answer[1], 4);
   assert.match(answer[0], /^127\./);
+});
+
+test("bind keeps node:dgram's timing: 'listening' reaches a listener attached after bind()", {
+  timeout: 5_000,
+}, async () => {
+  const socket = createSocket({ type: 'udp4', lookup: literalLookup() });
+  try {
+    socket.bind(0, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('listening', () => resolve()));
+    assert.ok(socket.address().port > 0);
+  } finally {
+    socket.close();
+  }
 });
 
 test('a dgram socket built with it sends to literals and to names', async () => {

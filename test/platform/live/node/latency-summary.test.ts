@@ -68,3 +68,28 @@ test('the quantiles cover the last window; sum and count keep everything', async
     summary.close();
   }
 });
+
+test('reset forgets everything; remove drops one actor', async () => {
+  const registry = new client.Registry();
+  const names = new Map([
+    [actorId(1), 'echo'],
+    [actorId(2), 'kv'],
+  ]);
+  const summary = new ActorLatencySummary(registry, (id) => names.get(id) ?? String(id));
+  try {
+    summary.record(actorId(1), 0.001);
+    summary.record(actorId(2), 0.002);
+    summary.remove('kv');
+    let text = await registry.metrics();
+    assert.equal(sample(text, 'ipipe_request_latency_seconds_count', 'actor="echo"'), 1);
+    assert.equal(sample(text, 'ipipe_request_latency_seconds_count', 'actor="kv"'), undefined);
+    registry.resetMetrics();
+    text = await registry.metrics();
+    assert.equal(sample(text, 'ipipe_request_latency_seconds_count', 'actor="echo"'), undefined);
+    summary.record(actorId(1), 0.003);
+    text = await registry.metrics();
+    assert.equal(sample(text, 'ipipe_request_latency_seconds_count', 'actor="echo"'), 1);
+  } finally {
+    summary.close();
+  }
+});
