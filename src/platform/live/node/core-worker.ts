@@ -243,8 +243,13 @@ for (;;) {
   }
   const keepGoing = handle(work.peekOffset, work.peekOffset + length);
   work.consume();
-  // Publish results promptly when the queue is short; batch them while it is long.
-  if (!work.hasData()) results.flush();
+  // Every result is published as soon as its handler returns, never held for the next work item:
+  // a result kept back until the ring empties waits out the whole next handler, and so does what
+  // it carries (a client's reply, messages to other actors). On a host core the next item is often
+  // RKV's durable-log write and fsync (0.5–8 ms on a shared disk), so a SET's reply waited for the
+  // next write's fsync (docs/apps/rkv-cluster.md "Where a SET waits"). A flush is an Atomics
+  // store and load; it rings the doorbell only while the controller sleeps, which is when it must.
+  results.flush();
   if (!keepGoing) break;
 }
 results.flush();
