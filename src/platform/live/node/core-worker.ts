@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { refOf } from '../../../actor/actor-ref.ts';
 import type { MessageCodec } from '../../../actor/codec.ts';
+import { readU32At } from '../../../actor/codec-field-base.ts';
 import type { ActorLogger, PendingTimer, TimerId } from '../../../actor/context.ts';
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
@@ -179,6 +180,27 @@ function publish(frame: Uint8Array): void {
 
 const reader = new FrameReader();
 
+/**
+ * A handler expected to run longer than this is not kept waiting behind: results finished before
+ * it are published first. About what waking the controller costs on these machines (~25–30 µs),
+ * so a batch is broken up only where holding it would cost more than the extra wake-up.
+ */
+const PUBLISH_BEFORE_NS = 25_000;
+/** Each actor's recent handler time here, ns (an EWMA, 1/8 weight to the newest run). */
+const typicalRunNs = new Map<ActorId, number>();
+
+/** How long the work item at `at` will likely run: its actor's recent handler time (∞ if unknown). */
+function expectedRunNs(bytes: Uint8Array, at: number): number {
+  const kind = bytes[at];
+  if (kind !== WORK_EXEC && kind !== WORK_TIMER) return 0;
+  return typicalRunNs.get(readU32At(bytes, at + 5) as ActorId) ?? Number.POSITIVE_INFINITY;
+}
+
+function noteRun(actor: ActorId, ns: number): void {
+  const typical = typicalRunNs.get(actor);
+  typicalRunNs.set(actor, typical === undefined ? ns : typical + (ns - typical) / 8);
+}
+
 /** Runs the work item at `work.bytes[start, end)` (read where it lies in the ring). */
 function handle(start: number, end: number): boolean {
   reader.resetWindow(work.bytes, start, end);
@@ -210,7 +232,9 @@ function handle(start: number, end: number): boolean {
     } else if (kind === WORK_TIMER) {
       instance.fireTimer(reader.u32() as TimerId);
     }
-    finishResult((performance.now() - started) * 1e6);
+    const ranNs = (performance.now() - started) * 1e6;
+    noteRun(actor, ranNs);
+    finishResult(ranNs);
   } catch (error) {
     if (!clientWaits) {
       const code = error instanceof IpipeError ? error.code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
@@ -223,7 +247,9 @@ function handle(start: number, end: number): boolean {
         `a handler failed with no client to tell, its outputs dropped: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-    failResult(tag, (performance.now() - started) * 1e6, error);
+    const ranNs = (performance.now() - started) * 1e6;
+    noteRun(actor, ranNs);
+    failResult(tag, ranNs, error);
   } finally {
     workOrigin = undefined;
   }
@@ -241,15 +267,18 @@ for (;;) {
     work.consume();
     continue;
   }
+  // Results are published in batches while work keeps coming (one doorbell for many: on a shared
+  // CPU each wake-up of the controller is a context switch), but never held back behind a handler
+  // that may be long: a result kept until the ring empties waits out the whole next handler, and so
+  // does what it carries (a client's reply, messages to other actors). On a host core the next item
+  // is often RKV's durable-log write and fsync (0.5–8 ms on a shared disk), so a SET's reply waited
+  // for the next write's fsync (docs/apps/rkv-cluster.md "Where a SET waits"). So before an item
+  // whose actor's handlers have lately taken longer than a wake-up costs (or whose actor has not
+  // run here yet), what is finished goes out first.
+  if (expectedRunNs(work.bytes, work.peekOffset) > PUBLISH_BEFORE_NS) results.flush();
   const keepGoing = handle(work.peekOffset, work.peekOffset + length);
   work.consume();
-  // Every result is published as soon as its handler returns, never held for the next work item:
-  // a result kept back until the ring empties waits out the whole next handler, and so does what
-  // it carries (a client's reply, messages to other actors). On a host core the next item is often
-  // RKV's durable-log write and fsync (0.5–8 ms on a shared disk), so a SET's reply waited for the
-  // next write's fsync (docs/apps/rkv-cluster.md "Where a SET waits"). A flush is an Atomics
-  // store and load; it rings the doorbell only while the controller sleeps, which is when it must.
-  results.flush();
+  if (!work.hasData()) results.flush();
   if (!keepGoing) break;
 }
 results.flush();
