@@ -172,6 +172,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #lastNowNs = 0;
   #lastModeChangeNs = Number.NEGATIVE_INFINITY;
   #lastMigrationNs = Number.NEGATIVE_INFINITY;
+  /** FCFS completions counted when the last migration finished (see `#checkMigration`). */
+  #fcfsSamplesAtMigration = -1;
   #lastScaleNs = Number.NEGATIVE_INFINITY;
   #migrationsInFlight = 0;
   /** Cores per effective role (pending role if one is set), kept current by #assignRole. */
@@ -486,6 +488,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     actor.migrationTarget = null;
     this.#migrationsInFlight--;
     this.#lastMigrationNs = now;
+    this.#fcfsSamplesAtMigration = this.#fcfsLatency.samples;
     if (to === 'host') {
       this.#setMode(actor, 'host');
       const out: R[] = [];
@@ -710,6 +713,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (this.#fcfsLatency.samples === 0) return null;
     const mean = this.#fcfsLatency.mean;
     if (mean > s.meanThreshNs) {
+      // A push answers the latency of requests completed since the last move: with none (the NIC
+      // has served nothing since), the mean is the one that move already answered, and acting on
+      // it again pushes the next actor for nothing — live, a node's cold start-up pushed every NIC
+      // actor this way, one settle period apart (docs/apps/rkv-cluster.md "Where a SET waits").
+      if (this.#fcfsLatency.samples <= this.#fcfsSamplesAtMigration) return null;
       let candidate: ActorRecord<R> | null = null;
       for (const a of this.#actors.values()) {
         if ((a.mode !== 'fcfs' && a.mode !== 'drr') || !a.migratable()) continue;

@@ -173,3 +173,36 @@ test('pinned actors are never chosen for migration', () => {
   );
   assert.equal(scheduler.modeOf(actorId(1)), 'fcfs');
 });
+
+test('a push needs requests completed since the last move: a stale mean pushes nothing more', () => {
+  // A cold start: the first request of each actor is slow (first calls, JIT), and then nothing more
+  // runs on the NIC. The management core decides once its own cold request is done (all the others
+  // are in by then) and pushes one actor; only that actor's requests keep arriving (forwarded to
+  // the host), and each lets the management core decide again — on the same mean, since no FCFS
+  // request has completed since. Pushing the next actor on it frees nothing (live, a node's
+  // start-up pushed every NIC actor this way, one settle period apart).
+  const scheduler = new HybridScheduler<TestRequest>({
+    cores: 4,
+    settings: { meanThreshNs: 20 * US, tailThreshNs: 10 * MS, enableDowngrade: false, settleNs: 1 * MS },
+  });
+  for (const id of [1, 2, 3]) scheduler.addActor({ id: actorId(id), placement: 'any', exclusive: false });
+  // Core 0, the management core, takes actor 1's request (the first to arrive): it ends last.
+  const harness = new SchedulerHarness(scheduler, {
+    cores: 4,
+    costNs: (request) => (request.seq === 0 ? 400 * US : 300 * US),
+  });
+  for (const id of [1, 2, 3]) harness.addArrival(id, 0);
+  harness.run(1 * MS);
+  const pushed = [1, 2, 3].filter((id) => scheduler.modeOf(actorId(id)) === 'host');
+  assert.equal(pushed.length, 1, 'the start-up pushes one actor');
+  for (let t = 1 * MS; t < 60 * MS; t += 100 * US) harness.addArrival(pushed[0] as number, t);
+  harness.run(60 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.equal(migrations.length, 1, migrations.map((m) => m.why).join(' | '));
+  assert.ok(harness.forwarded.length > 500, "the pushed actor's requests went to the host");
+  assert.deepEqual(
+    [1, 2, 3].filter((id) => scheduler.modeOf(actorId(id)) === 'host'),
+    pushed,
+    'the other actors stay on the NIC',
+  );
+});
