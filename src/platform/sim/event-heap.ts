@@ -232,6 +232,16 @@ export class EventHeap {
    * taken) and `kind` (a registered, non-negative kind).
    */
   push(timeNs: number, kind: number, a: number, b: number): EventHandle {
+    const slot = this.add(timeNs, kind, a, b);
+    return (this.#seqTags[slot]! * SLOT_FIELD + slot + 1) as EventHandle;
+  }
+
+  /**
+   * `push` without the handle: returns the event's slot. A handle is past 2^31, so a call that
+   * returns one and is not inlined boxes it in a heap number — an allocation per event for callers
+   * that never cancel (the simulated node's per-packet events: `EventKernel.post`).
+   */
+  add(timeNs: number, kind: number, a: number, b: number): number {
     let slot: number;
     if (this.#freeSlotCount > 0) {
       slot = this.#freeSlots[--this.#freeSlotCount]!;
@@ -265,7 +275,7 @@ export class EventHeap {
     } else {
       this.#pushLater(timeNs, slot);
     }
-    return (seqTag * SLOT_FIELD + slot + 1) as EventHandle;
+    return slot;
   }
 
   /**
@@ -472,11 +482,15 @@ export class EventHeap {
         if (++word2 >= LEVEL2_WORDS) return -1;
         bits2 = this.#level2[word2]!;
       }
-      word1 = (word2 << 5) | lowestBit(bits2);
+      word1 = (word2 << 5) | (31 - Math.clz32(bits2 & -bits2));
       bits1 = level1[word1]!;
     }
-    word0 = (word1 << 5) | lowestBit(bits1);
-    return (word0 << 5) | lowestBit(level0[word0]!);
+    // The lowest set bit written out, as in `takeNext`: TurboFan inlines this function into
+    // `takeNext` and then ran out of budget for `lowestBit`, a real call per bitmap level (events
+    // more than a word of slots apart take this path on most events of an echo run).
+    word0 = (word1 << 5) | (31 - Math.clz32(bits1 & -bits1));
+    const bits0 = level0[word0]!;
+    return (word0 << 5) | (31 - Math.clz32(bits0 & -bits0));
   }
 
   /**
