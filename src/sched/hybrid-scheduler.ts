@@ -437,9 +437,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   manage(now: number): readonly Decision[] {
     this.#advanceClock(now);
     let decisions: Decision[] | null = null;
-    const migration = this.#checkMigration(now);
+    // Each check's own first test, made here (this runs after every request the management core
+    // completes): with migration or auto-scaling off there is no call.
+    const s = this.settings;
+    const migration = s.enableMigration ? this.#checkMigration(now) : null;
     if (migration) decisions = [migration];
-    const scale = this.#checkAutoscale(now);
+    const scale = s.enableAutoscale ? this.#checkAutoscale(now) : null;
     if (scale) decisions = appendDecision(decisions, scale);
     return decisions ?? NO_DECISIONS;
   }

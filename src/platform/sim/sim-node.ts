@@ -736,7 +736,9 @@ export class SimNode {
     }
     this.#apply(decisions);
     if (this.#active.size !== 0) this.#progressMigrations();
-    this.#pumpNic();
+    // The pump's own first test, made here: a finishing core is idle, and under this load there
+    // is mostly nothing queued behind it, so the call would return at once.
+    if (this.scheduler.hasQueuedWork() || !this.#egress.isEmpty()) this.#pumpNic();
   }
 
   #nicFree(core: number): void {
