@@ -169,7 +169,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   readonly #fcfsLatency: Ewma;
   readonly #drrLatency: Ewma;
   #windowStartNs = 0;
+  /** `settings.windowNs` (settings are frozen): read on every clock advance. */
+  readonly #windowNs: number;
   #lastNowNs = 0;
+  /** The record `#actorOf` found last (records are never replaced or removed from the map). */
+  #lastActorId = -1;
+  #lastActor: ActorRecord<R> | undefined = undefined;
   #lastModeChangeNs = Number.NEGATIVE_INFINITY;
   #lastMigrationNs = Number.NEGATIVE_INFINITY;
   /** FCFS completions counted when the last migration finished (see `#checkMigration`). */
@@ -202,6 +207,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       );
     }
     this.#headroomNs = options.headroomNs;
+    this.#windowNs = this.settings.windowNs;
     this.#warmSamples = Math.ceil(1 / this.settings.actorEwmaWeight);
     this.#nameOf = options.nameOf ?? ((id) => `actor ${id}`);
     this.#fcfsLatency = new Ewma(this.settings.latencyEwmaWeight);
@@ -233,6 +239,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     const mode: ActorMode = domain === 'host' ? 'host' : this.policy === 'drr' ? 'drr' : 'fcfs';
     const record = new ActorRecord<R>(registration, mode, this.settings, this.#quantumFor);
     this.#actors.set(registration.id, record);
+    this.#lastActorId = -1;
     if (mode === 'host') this.#hostActors++;
     if (mode === 'drr') this.#drr.add(record);
   }
@@ -272,7 +279,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     // Steering straight to the mailbox is only in order when nothing older waits in the shared
     // queue (requests that arrived while their actor was migrating are still there).
     if (this.policy === 'drr' && this.#shared.isEmpty()) {
-      const actor = this.#actors.get(request.actor);
+      const actor = this.#actorOf(request.actor);
       if (actor && actor.mode === 'drr') {
         this.#countArrival(actor, request);
         actor.mailbox.push(request);
@@ -318,7 +325,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #dispatchShared(core: CoreRecord<R>, now: number): Work<R> | undefined {
     const request = this.#shared.shift();
     if (request === undefined) return undefined;
-    const actor = this.#actors.get(request.actor);
+    const actor = this.#actorOf(request.actor);
     if (!actor) return { kind: 'drop', request, reason: 'unknown-actor' };
     this.#countArrival(actor, request);
     switch (actor.mode) {
@@ -412,7 +419,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (upgrade) decisions = appendDecision(decisions, upgrade);
     } else {
       this.#fcfsLatency.add(latencyNs);
-      decisions = this.#checkDowngrade(now);
+      // The check's own first test, made here: with downgrade off (most runs) no call per request.
+      if (this.settings.enableDowngrade) decisions = this.#checkDowngrade(now);
     }
     if (actor.mode === 'fcfs' && !actor.mailbox.isEmpty()) this.#markReady(actor);
     if (actor.mode === 'drr' && actor.mailbox.isEmpty()) actor.deficitNs = 0;
@@ -431,9 +439,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   manage(now: number): readonly Decision[] {
     this.#advanceClock(now);
     let decisions: Decision[] | null = null;
-    const migration = this.#checkMigration(now);
+    // Each check's own first test, made here (this runs after every request the management core
+    // completes): with migration or auto-scaling off there is no call.
+    const s = this.settings;
+    const migration = s.enableMigration ? this.#checkMigration(now) : null;
     if (migration) decisions = [migration];
-    const scale = this.#checkAutoscale(now);
+    const scale = s.enableAutoscale ? this.#checkAutoscale(now) : null;
     if (scale) decisions = appendDecision(decisions, scale);
     return decisions ?? NO_DECISIONS;
   }
@@ -521,7 +532,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
    * actor's flow straight to the host): counted so the actor's rate and load stay known.
    */
   noteSteeredArrival(request: R): void {
-    const actor = this.#actors.get(request.actor);
+    const actor = this.#actorOf(request.actor);
     if (actor) this.#countArrival(actor, request);
   }
 
@@ -542,7 +553,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
 
   /** True when some core could get work now: the shared queue, a ready FCFS actor, or a DRR backlog. */
   hasQueuedWork(): boolean {
-    return !this.#shared.isEmpty() || !this.#ready.isEmpty() || this.#drr.hasBacklog();
+    // The DRR group is empty in most runs: its backlog scan (a call and an iterator) is skipped then.
+    return (
+      !this.#shared.isEmpty() || !this.#ready.isEmpty() || (this.#drr.size > 0 && this.#drr.hasBacklog())
+    );
   }
 
   get sharedQueueLength(): number {
@@ -1041,7 +1055,13 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       throw new SchedulerStateError(`time ran backwards: ${now} ns after ${this.#lastNowNs} ns`);
     }
     this.#lastNowNs = now;
-    const windowNs = this.settings.windowNs;
+    // Three calls per request, nearly all inside the open window: a subtraction and a compare here
+    // (small enough to inline), the loop out of line.
+    if (now - this.#windowStartNs >= this.#windowNs) this.#closeWindows(now);
+  }
+
+  #closeWindows(now: number): void {
+    const windowNs = this.#windowNs;
     while (now - this.#windowStartNs >= windowNs) {
       const windows = Math.floor((now - this.#windowStartNs) / windowNs);
       const anyBusy = this.#cores.some((c) => c.current !== null);
@@ -1061,6 +1081,17 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     const core = this.#cores[coreId];
     if (!core) throw new SchedulerStateError(`no core ${coreId} (this scheduler has ${this.#cores.length})`);
     return core;
+  }
+
+  /** `#actors.get(id)`, remembering the last hit (requests mostly name the actor before them). */
+  #actorOf(id: ActorId): ActorRecord<R> | undefined {
+    if (id === this.#lastActorId) return this.#lastActor;
+    const actor = this.#actors.get(id);
+    if (actor !== undefined) {
+      this.#lastActorId = id;
+      this.#lastActor = actor;
+    }
+    return actor;
   }
 
   #require(id: ActorId): ActorRecord<R> {

@@ -214,6 +214,34 @@ export class EventKernel {
     return this.#heap.push(atNs, kind, a, b);
   }
 
+  /**
+   * `schedule` for an event that will never be cancelled: the same checks and the same order, no
+   * handle. The simulated node's per-packet events go through here — returning a handle from a
+   * call that is not inlined boxes it (a handle is past 2^31), an allocation per event.
+   */
+  post(kind: EventKind, atNs: number, a: number, b: number): void {
+    const nowNs = this.#nowNs;
+    if (!(atNs >= nowNs && atNs <= MAX_TIME_NS) || Math.trunc(atNs) !== atNs) {
+      throw invalidTime('event time', atNs, nowNs);
+    }
+    if (!(kind > CLOSURE_KIND && kind < this.#handlers.length) || (kind | 0) !== kind) {
+      throw invalidKind(kind, this.#handlers.length);
+    }
+    this.#heap.add(atNs, kind, a, b);
+  }
+
+  /** `scheduleAfter` without a handle (see `post`). */
+  postAfter(kind: EventKind, delayNs: number, a: number, b: number): void {
+    const atNs = this.#nowNs + delayNs;
+    if (!(delayNs >= 0 && atNs <= MAX_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
+      throw invalidDelay(delayNs, this.#nowNs);
+    }
+    if (!(kind > CLOSURE_KIND && kind < this.#handlers.length) || (kind | 0) !== kind) {
+      throw invalidKind(kind, this.#handlers.length);
+    }
+    this.#heap.add(atNs, kind, a, b);
+  }
+
   /** Cold path: runs `fn` at `atNs`. Same time rules as `schedule`. */
   at(atNs: number, fn: () => void): EventHandle {
     if (!(atNs >= this.#nowNs && atNs <= MAX_TIME_NS) || Math.trunc(atNs) !== atNs) {

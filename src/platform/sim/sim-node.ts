@@ -179,6 +179,8 @@ export class SimNode {
   readonly #ingressLimit: number;
   readonly #watchdogNs: number;
   readonly #manageEveryNs: number;
+  /** Frames from the wire go straight to the cores' queue: on-path, or no software dispatcher. */
+  readonly #wireToCores: boolean;
 
   // NIC cores
   readonly #nicBusy: boolean[];
@@ -192,18 +194,18 @@ export class SimNode {
    * barrier's slow path per packet.
    */
   readonly #nicActor: Float64Array;
-  readonly #nicOutbox: Outbound[][];
+  readonly #nicOutbox: Outbox[];
   readonly #nicBusyNs: Float64Array;
   /** The declared handler time of what each NIC core runs (for the watchdog at completion). */
   readonly #nicHandlerNs: Float64Array;
   readonly #egress = new Mailbox<Outbound>();
-  #outbox: Outbound[] | null = null;
+  #outbox: Outbox | null = null;
 
   // host cores: one queue each, requests steered by actor id
   readonly #hostQueues: Mailbox<SimRequest>[];
   readonly #hostBusy: boolean[];
   readonly #hostRequest: (SimRequest | null)[];
-  readonly #hostOutbox: Outbound[][];
+  readonly #hostOutbox: Outbox[];
   readonly #hostBusyNs: Float64Array;
   readonly #hostPending = new Map<ActorId, number>();
 
@@ -223,6 +225,16 @@ export class SimNode {
   #execLastBytes = -1;
   #execLastAddedNs = -1;
   #execPacketNs = 0;
+  // The same for `timing.nicHandlerNs`, keyed by the fields of the last work declared without
+  // accelerators (a cost hook returns a new object per request, mostly with the same figures).
+  #workLastValid = false;
+  #workLastInstructions: number | undefined = undefined;
+  #workLastIpc: number | undefined = undefined;
+  #workLastMpki: number | undefined = undefined;
+  #workLastMemoryAccesses: number | undefined = undefined;
+  #workLastWorkingSetBytes: number | undefined = undefined;
+  #workLastFixedNs: number | undefined = undefined;
+  #workLastNs = 0;
 
   // off-path software dispatcher: when each dispatcher core is next free, and frames inside it
   readonly #dispatcherFreeAtNs: number[];
@@ -289,6 +301,7 @@ export class SimNode {
     }
     this.#nextRequestId = firstRequestId;
     this.#manageEveryNs = options.manageEveryNs ?? 20_000;
+    this.#wireToCores = timing.placement === 'on-path' || timing.dispatcherCores === 0;
     this.table = new ActorTable();
     const regionBytes = options.regionBytes ?? 4 * 1024 * 1024;
     const maxActors = options.maxActors ?? 16;
@@ -310,13 +323,13 @@ export class SimNode {
     this.#nicIdleCores = this.nicCores;
     this.#nicIdleMask = this.nicCores >= 32 ? -1 : (1 << this.nicCores) - 1;
     this.#nicActor = new Float64Array(this.nicCores);
-    this.#nicOutbox = Array.from({ length: this.nicCores }, () => []);
+    this.#nicOutbox = Array.from({ length: this.nicCores }, () => new Outbox());
     this.#nicBusyNs = new Float64Array(this.nicCores);
     this.#nicHandlerNs = new Float64Array(this.nicCores);
     this.#hostQueues = Array.from({ length: this.hostCores }, () => new Mailbox<SimRequest>());
     this.#hostBusy = new Array<boolean>(this.hostCores).fill(false);
     this.#hostRequest = new Array<SimRequest | null>(this.hostCores).fill(null);
-    this.#hostOutbox = Array.from({ length: this.hostCores }, () => []);
+    this.#hostOutbox = Array.from({ length: this.hostCores }, () => new Outbox());
     this.#hostBusyNs = new Float64Array(this.hostCores);
     this.#dispatcherFreeAtNs = new Array<number>(timing.dispatcherCores).fill(0);
 
@@ -332,7 +345,7 @@ export class SimNode {
       },
       codecOf: (target) => this.table.lookup(target)?.definition.messages,
       armTimer: (actor, timer: PendingTimer<unknown>) => {
-        this.kernel.schedule(this.#kind.timer, Math.max(this.kernel.now(), timer.dueAtNs), actor, timer.id);
+        this.kernel.post(this.#kind.timer, Math.max(this.kernel.now(), timer.dueAtNs), actor, timer.id);
       },
       lookup: (name) => {
         const entry = this.table.lookupName(name);
@@ -401,11 +414,11 @@ export class SimNode {
     this.#instances.set(entry.id, instance);
     this.#lastInstanceId = -1;
     this.scheduler.addActor({ id: entry.id, placement: any.placement, exclusive: any.exclusive, domain });
-    this.#outbox = [];
+    const sent = new Outbox();
+    this.#outbox = sent;
     instance.init();
-    const sent = this.#outbox;
     this.#outbox = null;
-    for (const out of sent) this.#dispatchOutbound(out, domain);
+    for (let i = 0; i < sent.length; i++) this.#dispatchOutbound(sent.at(i), domain);
     return refOf(definition, entry.id, entry.name);
   }
 
@@ -435,7 +448,7 @@ export class SimNode {
    * it queues for the ingress link, then the receive pipeline, then enters like any packet.
    */
   deliverFrameAt(frame: SimFrame, atNs: number): void {
-    this.kernel.schedule(
+    this.kernel.post(
       this.#kind.portArrive,
       Math.max(this.kernel.now(), Math.round(atNs)),
       this.#park(frame),
@@ -460,7 +473,7 @@ export class SimNode {
       sink(origin.requestId, atClientNs - sentAtNs, ok, frame.message, sentAtNs);
       return;
     }
-    this.kernel.schedule(
+    this.kernel.post(
       this.#kind.toClient,
       Math.max(this.kernel.now(), Math.round(atClientNs)),
       this.#park({
@@ -481,7 +494,7 @@ export class SimNode {
     this.#ingressFreeAtNs = start + this.#rxFrameNs;
     const atNs = Math.round(this.#ingressFreeAtNs + this.#rxPipelineNs);
     const request = new SimRequest(frame.target, bytes, 0, frame.message, frame.origin, true);
-    this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
+    this.kernel.post(this.#kind.arrive, atNs, this.#park(request), 0);
   }
 
   /** True when `target` lives on another node (its table row says remote). */
@@ -543,7 +556,7 @@ export class SimNode {
     if (bytes !== this.#rxLastBytes) this.#rememberRx(bytes);
     this.#ingressFreeAtNs = start + this.#rxFrameNs;
     const atNs = Math.round(this.#ingressFreeAtNs + this.#rxPipelineNs);
-    this.kernel.schedule(this.#kind.arrive, atNs, this.#park(request), 0);
+    this.kernel.post(this.#kind.arrive, atNs, this.#park(request), 0);
     return requestId;
   }
 
@@ -574,7 +587,7 @@ export class SimNode {
    * and the rest pass the software dispatcher core(s) before the shared queue.
    */
   #arriveFromWire(request: SimRequest): void {
-    if (this.timing.placement === 'on-path' || this.timing.dispatcherCores === 0) {
+    if (this.#wireToCores) {
       this.#arriveAtNic(request);
       return;
     }
@@ -599,7 +612,7 @@ export class SimNode {
     const doneNs = start + this.timing.dispatcherNs(request.sizeBytes);
     this.#dispatcherFreeAtNs[server] = doneNs;
     this.#dispatching++;
-    this.kernel.schedule(this.#kind.dispatched, Math.round(doneNs), this.#park(request), 0);
+    this.kernel.post(this.#kind.dispatched, Math.round(doneNs), this.#park(request), 0);
   }
 
   #arriveAtNic(request: SimRequest): void {
@@ -625,8 +638,8 @@ export class SimNode {
     // finishing with nothing queued behind it; there is an idle core, so the loop would stop at it.)
     if (!scheduler.hasQueuedWork() && this.#egress.isEmpty()) return;
     const now = this.kernel.now();
-    for (let core = this.#nextIdleNicCore(0); core >= 0; core = this.#nextIdleNicCore(core + 1)) {
-      if (!scheduler.hasQueuedWork() && this.#egress.isEmpty()) break;
+    // The queues are checked before moving to each next idle core (for the first, just above).
+    for (let core = this.#nextIdleNicCore(0); core >= 0; ) {
       let overheadNs = 0;
       while (!this.#nicBusy[core]) {
         const role = scheduler.roleOf(core);
@@ -671,8 +684,10 @@ export class SimNode {
         scheduler.recordOverhead(core, overheadNs);
         this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs;
         this.#setNicBusy(core);
-        this.kernel.scheduleAfter(this.#kind.nicFree, Math.round(overheadNs), core, 0);
+        this.kernel.postAfter(this.#kind.nicFree, Math.round(overheadNs), core, 0);
       }
+      if (!scheduler.hasQueuedWork() && this.#egress.isEmpty()) break;
+      core = this.#nextIdleNicCore(core + 1);
     }
   }
 
@@ -680,14 +695,14 @@ export class SimNode {
     const instance = this.#instanceOf(request.actor);
     if (!instance)
       throw new SchedulerStateError(`NIC core ${core} got work for unknown actor ${request.actor}`);
-    const handlerNs = this.timing.nicHandlerNs(this.#workOf(instance, request));
+    const handlerNs = this.#nicHandlerNsOf(this.#workOf(instance, request));
     this.#nicHandlerNs[core] = handlerNs;
     // A packet taken straight off the wire pays the forwarding model's per-packet occupancy; one
     // popped from a mailbox (DRR) or sent by another actor was received by another core already.
     let busyNs = this.#receivesPacket(request)
       ? this.#execPacketNsOf(request.sizeBytes, handlerNs)
       : handlerNs + this.timing.nicDispatchNs;
-    const outbox = this.#nicOutbox[core] as Outbound[];
+    const outbox = this.#nicOutbox[core] as Outbox;
     if (handlerNs > this.#watchdogNs) {
       // The handler would overrun its watchdog: the core is stopped at the limit and the actor is
       // deregistered (in #nicDone) without its handler's effects (iPipe §4.4: the DoS timer).
@@ -700,19 +715,19 @@ export class SimNode {
     this.#nicActor[core] = request.actor;
     this.#setNicBusy(core);
     this.#nicBusyNs[core] = (this.#nicBusyNs[core] as number) + overheadNs + busyNs;
-    this.kernel.scheduleAfter(this.#kind.nicDone, Math.max(1, Math.round(overheadNs + busyNs)), core, 0);
+    this.kernel.postAfter(this.#kind.nicDone, Math.max(1, Math.round(overheadNs + busyNs)), core, 0);
   }
 
   #nicDone(core: number): void {
     const now = this.kernel.now();
     const actor = this.#nicActor[core] as ActorId;
     this.#setNicIdle(core);
-    const outbox = this.#nicOutbox[core] as Outbound[];
+    const outbox = this.#nicOutbox[core] as Outbox;
     const decisions = this.scheduler.complete(core, now);
     // By index, to the current length: a message dispatched here can restart this core, whose
     // handler appends to this same outbox, and those are dispatched now too (then all cleared).
-    for (let i = 0; i < outbox.length; i++) this.#dispatchOutbound(outbox[i] as Outbound, 'nic');
-    clearList(outbox);
+    for (let i = 0; i < outbox.length; i++) this.#dispatchOutbound(outbox.at(i), 'nic');
+    outbox.clear();
     if (
       (this.#nicHandlerNs[core] as number) > this.#watchdogNs &&
       this.#instances.get(actor)?.state === 'ready'
@@ -720,8 +735,10 @@ export class SimNode {
       this.#deregister(actor, 'watchdog');
     }
     this.#apply(decisions);
-    this.#progressMigrations();
-    this.#pumpNic();
+    if (this.#active.size !== 0) this.#progressMigrations();
+    // The pump's own first test, made here: a finishing core is idle, and under this load there
+    // is mostly nothing queued behind it, so the call would return at once.
+    if (this.scheduler.hasQueuedWork() || !this.#egress.isEmpty()) this.#pumpNic();
   }
 
   #nicFree(core: number): void {
@@ -765,7 +782,7 @@ export class SimNode {
     const start = Math.max(readyAtNs, this.#toHostFreeAtNs);
     this.#toHostFreeAtNs = start + this.#channelSerialNs(bytes);
     this.#hostPending.set(request.actor, (this.#hostPending.get(request.actor) ?? 0) + 1);
-    this.kernel.schedule(
+    this.kernel.post(
       this.#kind.toHost,
       Math.round(start + this.timing.channelNs(bytes, 'to-host')),
       this.#park(request),
@@ -808,27 +825,27 @@ export class SimNode {
     }
     const work = this.#workOf(instance, request);
     const handlerNs = this.timing.hostHandlerNs(work);
-    const outbox = this.#hostOutbox[core] as Outbound[];
+    const outbox = this.#hostOutbox[core] as Outbox;
     this.#outbox = outbox;
     this.#runHandler(instance, request);
     this.#outbox = null;
     let sendNs = 0;
-    for (const out of outbox) sendNs += this.timing.hostSendNs(out.sizeBytes);
+    for (let i = 0; i < outbox.length; i++) sendNs += this.timing.hostSendNs(outbox.at(i).sizeBytes);
     const busyNs = Math.max(1, Math.round(handlerNs + sendNs));
     this.scheduler.recordHostExecution(request.actor, handlerNs);
     this.#hostBusy[core] = true;
     this.#hostRequest[core] = request;
     this.#hostBusyNs[core] = (this.#hostBusyNs[core] as number) + busyNs;
-    this.kernel.scheduleAfter(this.#kind.hostDone, busyNs, core, 0);
+    this.kernel.postAfter(this.#kind.hostDone, busyNs, core, 0);
   }
 
   #hostDone(core: number): void {
     const request = this.#hostRequest[core] as SimRequest;
     this.#hostRequest[core] = null;
     this.#hostBusy[core] = false;
-    const outbox = this.#hostOutbox[core] as Outbound[];
-    for (let i = 0; i < outbox.length; i++) this.#dispatchOutbound(outbox[i] as Outbound, 'host');
-    clearList(outbox);
+    const outbox = this.#hostOutbox[core] as Outbox;
+    for (let i = 0; i < outbox.length; i++) this.#dispatchOutbound(outbox.at(i), 'host');
+    outbox.clear();
     this.#settleHostPending(request.actor);
     this.#progressMigrations();
     this.#pumpHost(core);
@@ -898,7 +915,7 @@ export class SimNode {
   #sendToNic(out: Outbound, readyAtNs: number): void {
     const start = Math.max(readyAtNs, this.#toNicFreeAtNs);
     this.#toNicFreeAtNs = start + this.#channelSerialNs(out.sizeBytes);
-    this.kernel.schedule(
+    this.kernel.post(
       this.#kind.toNic,
       Math.round(start + this.timing.channelNs(out.sizeBytes, 'to-nic')),
       this.#park(out),
@@ -938,7 +955,7 @@ export class SimNode {
         return;
       }
     }
-    this.kernel.schedule(this.#kind.toClient, atNs, this.#park(out), 0);
+    this.kernel.post(this.#kind.toClient, atNs, this.#park(out), 0);
   }
 
   #deliverToClient(out: Outbound): void {
@@ -1014,7 +1031,7 @@ export class SimNode {
   #armManage(): void {
     if (this.#manageArmed) return;
     this.#manageArmed = true;
-    this.kernel.scheduleAfter(this.#kind.manage, this.#manageEveryNs, 0, 0);
+    this.kernel.postAfter(this.#kind.manage, this.#manageEveryNs, 0, 0);
   }
 
   #hasWork(): boolean {
@@ -1091,7 +1108,7 @@ export class SimNode {
         snapshot.length,
         migration.to === 'host' ? 'to-host' : 'to-nic',
       );
-      this.kernel.scheduleAfter(this.#kind.migrationGone, Math.max(1, Math.round(transferNs)), actor, 0);
+      this.kernel.postAfter(this.#kind.migrationGone, Math.max(1, Math.round(transferNs)), actor, 0);
     }
   }
 
@@ -1135,7 +1152,7 @@ export class SimNode {
       handOverNs += this.timing.nicToHostSendNs(request.sizeBytes);
       this.#sendToHost(request, now + handOverNs);
     }
-    this.kernel.scheduleAfter(this.#kind.migrationClean, Math.max(0, Math.round(handOverNs)), actor, 0);
+    this.kernel.postAfter(this.#kind.migrationClean, Math.max(0, Math.round(handOverNs)), actor, 0);
     this.#pumpNic();
   }
 
@@ -1227,6 +1244,36 @@ export class SimNode {
     return this.#execPacketNs;
   }
 
+  /**
+   * `timing.nicHandlerNs(work)`, remembered for the last work's figures. The model is a pure
+   * function of the work's fields (HandlerWork is plain data); work with accelerators (a list the
+   * hook could reuse and change) is always computed.
+   */
+  #nicHandlerNsOf(work: HandlerWork): number {
+    if (
+      this.#workLastValid &&
+      work.instructions === this.#workLastInstructions &&
+      work.fixedNs === this.#workLastFixedNs &&
+      work.ipc === this.#workLastIpc &&
+      work.mpki === this.#workLastMpki &&
+      work.memoryAccesses === this.#workLastMemoryAccesses &&
+      work.workingSetBytes === this.#workLastWorkingSetBytes &&
+      work.accelerators === undefined
+    ) {
+      return this.#workLastNs;
+    }
+    const handlerNs = this.timing.nicHandlerNs(work);
+    this.#workLastValid = work.accelerators === undefined;
+    this.#workLastInstructions = work.instructions;
+    this.#workLastIpc = work.ipc;
+    this.#workLastMpki = work.mpki;
+    this.#workLastMemoryAccesses = work.memoryAccesses;
+    this.#workLastWorkingSetBytes = work.workingSetBytes;
+    this.#workLastFixedNs = work.fixedNs;
+    this.#workLastNs = handlerNs;
+    return handlerNs;
+  }
+
   /** The channel's own bandwidth: transfers pipeline their latency but not their serialisation. */
   #channelSerialNs(bytes: number): number {
     return this.timing.channelSerialNs(bytes);
@@ -1264,11 +1311,34 @@ export class SimNode {
 }
 
 /**
- * Empties a list. Per packet, `pop` until empty beats `length = 0`, which V8 runs as a runtime
- * call (1.8% of an echo run's profile); outboxes hold a message or two.
+ * What one handler run sent, kept until its core finishes (then routed in order and cleared).
+ * An array with a count rather than a plain array: `Array#push` on the outbox ran as the generic
+ * builtin (~130 instructions per packet in Callgrind), and `length = 0` is a runtime call; here a
+ * send is an in-bounds store and clearing a few stores. Outboxes hold a message or two.
  */
-function clearList(list: unknown[]): void {
-  while (list.length > 0) list.pop();
+class Outbox {
+  #items: (Outbound | undefined)[] = new Array<Outbound | undefined>(4).fill(undefined);
+  length = 0;
+
+  push(out: Outbound): void {
+    if (this.length === this.#items.length) {
+      const grown = new Array<Outbound | undefined>(this.length * 2).fill(undefined);
+      for (let i = 0; i < this.length; i++) grown[i] = this.#items[i];
+      this.#items = grown;
+    }
+    this.#items[this.length++] = out;
+  }
+
+  /** The `index`-th message sent (index < length). */
+  at(index: number): Outbound {
+    return this.#items[index] as Outbound;
+  }
+
+  /** Forgets every message (and lets them be collected). */
+  clear(): void {
+    for (let i = 0; i < this.length; i++) this.#items[i] = undefined;
+    this.length = 0;
+  }
 }
 
 /** Frame size on the wire for a message of `messageBytes`. */

@@ -77,6 +77,54 @@ describe('the simulated clock', () => {
     assert.equal(kernel.kindName(kind), 'record');
   });
 
+  it('post/postAfter (no handle) fire exactly as schedule/scheduleAfter would, and refuse the same input', () => {
+    // Each event is scheduled twice, in two kernels: once always with a handle, once through the
+    // method the case picks. Firing order, clocks and later handles must match.
+    const pick = fc.constantFrom('schedule', 'scheduleAfter', 'post', 'postAfter');
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ delayNs: fc.integer({ min: 0, max: 200_000 }), via: pick }), { maxLength: 100 }),
+        (events) => {
+          const fired: [number[], number[]] = [[], []];
+          const kernels = [0, 1].map((side) => {
+            const kernel = new EventKernel();
+            const kind = kernel.registerKind((k, id) => fired[side]!.push(id, k.now()), 'record');
+            return { kernel, kind };
+          });
+          const [reference, subject] = kernels as [(typeof kernels)[0], (typeof kernels)[0]];
+          events.forEach(({ delayNs, via }, id) => {
+            reference.kernel.schedule(reference.kind, delayNs, id, 0);
+            if (via === 'schedule') subject.kernel.schedule(subject.kind, delayNs, id, 0);
+            else if (via === 'scheduleAfter') subject.kernel.scheduleAfter(subject.kind, delayNs, id, 0);
+            else if (via === 'post') subject.kernel.post(subject.kind, delayNs, id, 0);
+            else subject.kernel.postAfter(subject.kind, delayNs, id, 0);
+          });
+          assert.equal(subject.kernel.pending, reference.kernel.pending);
+          // A posted event takes its sequence number like a scheduled one: later handles agree.
+          assert.equal(
+            subject.kernel.schedule(subject.kind, 7, -1, 0),
+            reference.kernel.schedule(reference.kind, 7, -1, 0),
+          );
+          reference.kernel.run();
+          subject.kernel.run();
+          assert.deepEqual(fired[1], fired[0]);
+        },
+      ),
+    );
+    const { kernel, kind } = kernelWithRecorder();
+    kernel.schedule(kind, 100, 0, 0);
+    kernel.run();
+    for (const bad of [99, Number.NaN, 100.5, MAX_TIME_NS + 1]) {
+      assert.throws(() => kernel.post(kind, bad, 0, 0), simTimeError, `post at ${bad}`);
+    }
+    for (const bad of [-1, Number.NaN, 0.5, MAX_TIME_NS]) {
+      assert.throws(() => kernel.postAfter(kind, bad, 0, 0), simTimeError, `post after ${bad}`);
+    }
+    assert.throws(() => kernel.post(0 as EventKind, 100, 0, 0), /not registered/);
+    assert.throws(() => kernel.postAfter((kind + 1) as EventKind, 0, 0, 0), /not registered/);
+    assert.equal(kernel.pending, 0, 'nothing was posted by a refused call');
+  });
+
   it('starts where it is told, and refuses a bad start', () => {
     assert.equal(new EventKernel({ startNs: 5_000 }).now(), 5_000);
     assert.throws(() => new EventKernel({ startNs: -1 }), simTimeError);
