@@ -13,13 +13,18 @@ function sample(text: string, name: string, labels: string): number | undefined 
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-test('quantiles, sum and count per actor, in the Prometheus summary format', async () => {
+/** A summary over actors 1 (`echo`) and 2 (`kv`), in a registry of its own. */
+function echoAndKv(): { registry: client.Registry; summary: ActorLatencySummary } {
   const registry = new client.Registry();
   const names = new Map([
     [actorId(1), 'echo'],
     [actorId(2), 'kv'],
   ]);
-  const summary = new ActorLatencySummary(registry, (id) => names.get(id) ?? String(id));
+  return { registry, summary: new ActorLatencySummary(registry, (id) => names.get(id) ?? String(id)) };
+}
+
+test('quantiles, sum and count per actor, in the Prometheus summary format', async () => {
+  const { registry, summary } = echoAndKv();
   try {
     // echo: 1..1000 µs, once each; kv: 10 ms, 100 times.
     for (let us = 1; us <= 1000; us++) summary.record(actorId(1), us / 1e6);
@@ -70,12 +75,7 @@ test('the quantiles cover the last window; sum and count keep everything', async
 });
 
 test('reset forgets everything; remove drops one actor', async () => {
-  const registry = new client.Registry();
-  const names = new Map([
-    [actorId(1), 'echo'],
-    [actorId(2), 'kv'],
-  ]);
-  const summary = new ActorLatencySummary(registry, (id) => names.get(id) ?? String(id));
+  const { registry, summary } = echoAndKv();
   try {
     summary.record(actorId(1), 0.001);
     summary.record(actorId(2), 0.002);
