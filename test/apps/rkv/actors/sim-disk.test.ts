@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { rkvKey, rkvKeyIndex } from '../../../../src/apps/rkv/actors/messages.ts';
 import { baseValue, decodeRun, encodeRun, SimDisk } from '../../../../src/apps/rkv/actors/sim-disk.ts';
 import { ConfigError } from '../../../../src/errors.ts';
+import { walkRangeInSteps } from './range-walk.ts';
 
 const bytes = (...values: number[]) => new Uint8Array(values);
 
@@ -104,20 +105,9 @@ test('a range read stops after its step budget, tombstones counted, and goes on 
   const head = first.next();
   assert.equal(head.done, true, 'the first 100 entries are tombstones: no pair');
   assert.deepEqual(head.value, rkvKey(budget), 'it stopped at the first entry it did not visit');
-  const live: number[] = [];
-  let from: Uint8Array = new Uint8Array(0);
-  let reads = 0;
-  for (;;) {
-    reads++;
-    const range = disk.range(from, undefined, budget);
-    let step = range.next();
-    for (; step.done !== true; step = range.next()) live.push(rkvKeyIndex(step.value[0]) as number);
-    if (step.value === undefined) break;
-    assert.ok(Buffer.compare(step.value, from) > 0, 'each read moves on');
-    from = step.value;
-  }
+  const { keys, reads } = walkRangeInSteps(disk, budget);
   assert.deepEqual(
-    live,
+    keys.map((key) => rkvKeyIndex(key)),
     Array.from({ length: 500 }, (_, i) => 2500 + i),
     'exactly the live keys',
   );
