@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import type { RkvLiveShowcaseResult } from '../../src/experiments/rkv-live-showcase.ts';
 
 const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
 
@@ -54,13 +55,7 @@ interface ShowcaseDocument {
       readonly timeline: { readonly answered: readonly number[] };
       readonly check: { readonly verdict: string };
     };
-    readonly scan: {
-      readonly keys: number;
-      readonly pages: number;
-      readonly pageLimit: number;
-      readonly inOrder: boolean;
-      readonly dbsize: number;
-    };
+    readonly scan: RkvLiveShowcaseResult['scan'];
   };
 }
 
