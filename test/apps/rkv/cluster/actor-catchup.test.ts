@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { distinctValue, nodeStats, writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, NodeStderrs, nodeStats, stopwatch, writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor catch-up seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -37,10 +37,10 @@ test('a follower restarted after ~320 KB of 8 000-byte writes catches up by the 
   const leader = seed % 3;
   const lagging = (leader + 1 + (seed % 2)) % 3;
   const setup = { heartbeatMs: 50, electionTimeoutMs: 300, leader, dataDir: join(dir, 'data') };
-  const t0 = performance.now();
-  const mark = (what: string) => process.stderr.write(`${(performance.now() - t0).toFixed(0)} ms: ${what}\n`);
-  const stderrs = new Map<number, string>();
-  const onStderr = (node: number, text: string) => stderrs.set(node, (stderrs.get(node) ?? '') + text);
+  const mark = stopwatch();
+  const logs = new NodeStderrs();
+  const stderrs = logs.text;
+  const onStderr = logs.onStderr;
   const cluster = await LocalCluster.launch({ file, spec, onStderr, extraArgs: ['--metrics-port', '0'] });
   const connection = await RkvActorConnection.connect(spec);
   try {
@@ -106,8 +106,7 @@ test('a follower restarted after ~320 KB of 8 000-byte writes catches up by the 
     await writer.put(encoder.encode('after'), encoder.encode('yes'), 20_000);
     mark('checked');
   } catch (error) {
-    for (const [node, text] of stderrs)
-      process.stderr.write(`node ${node} stderr tail:\n${text.slice(-3000)}\n`);
+    logs.printTails();
     throw error;
   } finally {
     await connection.close();

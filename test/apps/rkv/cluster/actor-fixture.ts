@@ -54,3 +54,33 @@ export async function nodeStats(cluster: LocalCluster, node: number): Promise<Pe
   assert.ok(admin, `node ${node} serves /stats`);
   return (await (await fetch(new URL('/stats', admin))).json()) as PeerStats;
 }
+
+/**
+ * Each node's stderr as the cluster runs (`onStderr` goes to `LocalCluster.launch`), kept whole or
+ * only its last `keepChars`; `printTails` writes each node's last 3000 characters, for a failing
+ * test's report (a stuck replica says why there).
+ */
+export class NodeStderrs {
+  readonly text = new Map<number, string>();
+  readonly #keepChars: number;
+
+  constructor(keepChars = Number.POSITIVE_INFINITY) {
+    this.#keepChars = keepChars;
+  }
+
+  readonly onStderr = (node: number, text: string): void => {
+    const all = (this.text.get(node) ?? '') + text;
+    this.text.set(node, all.length > this.#keepChars ? all.slice(-this.#keepChars) : all);
+  };
+
+  printTails(): void {
+    for (const [node, text] of this.text)
+      process.stderr.write(`node ${node} stderr tail:\n${text.slice(-3000)}\n`);
+  }
+}
+
+/** `mark(what)` writes `<ms since this call> ms: <what>` to stderr: a long test's timeline. */
+export function stopwatch(): (what: string) => void {
+  const t0 = performance.now();
+  return (what) => process.stderr.write(`${(performance.now() - t0).toFixed(0)} ms: ${what}\n`);
+}

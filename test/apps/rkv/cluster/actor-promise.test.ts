@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { distinctValue, nodeStats, writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, NodeStderrs, nodeStats, writeActorCluster } from './actor-fixture.ts';
 
 // Seed 2 made the replica that was behind win the election in most runs here (the path above).
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? 2);
@@ -46,8 +46,9 @@ test('after a burst of 8 000-byte writes, the leader killed and a lagging follow
   const { dir, spec, file } = await writeActorCluster('rkv-promise-');
   let leader = seed % 3;
   const setup = { heartbeatMs: 50, electionTimeoutMs: 300, leader, dataDir: join(dir, 'data') };
-  const stderrs = new Map<number, string>();
-  const onStderr = (node: number, text: string) => stderrs.set(node, (stderrs.get(node) ?? '') + text);
+  const logs = new NodeStderrs();
+  const stderrs = logs.text;
+  const onStderr = logs.onStderr;
   const cluster = await LocalCluster.launch({ file, spec, onStderr, extraArgs: ['--metrics-port', '0'] });
   const connection = await RkvActorConnection.connect(spec);
   const statsOf = (node: number) => nodeStats(cluster, node);
@@ -114,8 +115,7 @@ test('after a burst of 8 000-byte writes, the leader killed and a lagging follow
     const sent = (await statsOf(3 - leader - lagging)).peer.fragmented;
     assert.ok(sent > 0, `the other survivor sent ${sent} peer message(s) in fragments`);
   } catch (error) {
-    for (const [node, text] of stderrs)
-      process.stderr.write(`node ${node} stderr tail:\n${text.slice(-3000)}\n`);
+    logs.printTails();
     throw error;
   } finally {
     await connection.close();

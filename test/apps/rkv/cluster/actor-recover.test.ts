@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { RkvActorConnection } from '../../../../src/apps/rkv/cluster/actor-cluster.ts';
 import { LocalCluster } from '../../../../src/platform/live/cluster/launch.ts';
-import { distinctValue, writeActorCluster } from './actor-fixture.ts';
+import { distinctValue, NodeStderrs, stopwatch, writeActorCluster } from './actor-fixture.ts';
 
 const seed = Number(process.env['IPIPE_TEST_SEED'] ?? Date.now() % 1_000_000);
 process.stderr.write(`rkv actor recovery seed ${seed} (IPIPE_TEST_SEED=${seed} reproduces)\n`);
@@ -57,12 +57,10 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
   const leader = seed % 3;
   const restarted = (leader + 1 + (seed % 2)) % 3;
   const setup = { heartbeatMs: 50, electionTimeoutMs: 300, leader, dataDir: join(dir, 'data') };
-  const t0 = performance.now();
-  const mark = (what: string) => process.stderr.write(`${(performance.now() - t0).toFixed(0)} ms: ${what}\n`);
+  const mark = stopwatch();
   // Each node's stderr (its tail is printed if the test fails: a stuck replica says why there).
-  const stderrs = new Map<number, string>();
-  const onStderr = (node: number, text: string) =>
-    stderrs.set(node, ((stderrs.get(node) ?? '') + text).slice(-3000));
+  const logs = new NodeStderrs(3000);
+  const onStderr = logs.onStderr;
   let cluster = await LocalCluster.launch({ file, spec, onStderr });
   let connection = await RkvActorConnection.connect(spec);
   try {
@@ -119,7 +117,7 @@ test('live RKV actors recover a durable state over 1 MiB: one replica restarted,
     assert.deepEqual(await reader.get(encoder.encode('after-restart'), 20_000), encoder.encode('yes'));
     mark('every value read back');
   } catch (error) {
-    for (const [node, text] of stderrs) process.stderr.write(`node ${node} stderr tail:\n${text}\n`);
+    logs.printTails();
     throw error;
   } finally {
     await connection.close();
