@@ -18,7 +18,7 @@ import {
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { deployElecting, settle, consensusView as view } from './helpers.ts';
+import { deployElecting, leaderOf, settle, consensusView as view } from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -47,14 +47,6 @@ const put = (seq: number, key: number, value: number): RkvMessage => ({
   key: rkvKey(key),
   value: new Uint8Array([value]),
 });
-
-function leaderOf(deployment: RkvSimDeployment): number {
-  const leaders = [0, 1, 2].filter(
-    (r) => !deployment.cluster.isDown(r) && view(deployment, r).role === 'leader',
-  );
-  assert.equal(leaders.length, 1, `one leader expected, got ${leaders.join(',')}`);
-  return leaders[0] as number;
-}
 
 function readAll(deployment: RkvSimDeployment, replica: number, ref: Ref, keys: number): (number | null)[] {
   const values: (number | null)[] = [];

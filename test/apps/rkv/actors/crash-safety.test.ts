@@ -29,7 +29,13 @@ import { ConfigError } from '../../../../src/errors.ts';
 import { EventKernel } from '../../../../src/platform/sim/event-kernel.ts';
 import { SimCluster } from '../../../../src/platform/sim/sim-cluster.ts';
 import { testTiming } from '../../../platform/sim/test-timing.ts';
-import { deployElecting, putMessage as put, settle as run, consensusView as view } from './helpers.ts';
+import {
+  deployElecting,
+  leaderOf,
+  putMessage as put,
+  settle as run,
+  consensusView as view,
+} from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -37,15 +43,6 @@ const MS = 1_000_000;
 
 function deploy(nodes: number, unsafe = 0, memtableLimitBytes = 1 << 20): RkvSimDeployment {
   return deployElecting(nodes, { memtableLimitBytes, durableLog: true, consensus: { unsafe } });
-}
-
-function leaderOf(deployment: RkvSimDeployment, replicas: number): number {
-  const leaders: number[] = [];
-  for (let r = 0; r < replicas; r++) {
-    if (!deployment.cluster.isDown(r) && view(deployment, r).role === 'leader') leaders.push(r);
-  }
-  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
-  return leaders[0] as number;
 }
 
 /** Sends `message` to replica `at`'s consensus actor; runs until answered or `waitNs` passed. */

@@ -40,8 +40,11 @@ import { DmoNumberMap } from '../../../../src/dmo/index.ts';
 import { encodeOrigin } from '../../../../src/runtime/origin-codec.ts';
 import {
   askWithin as ask,
+  commitThrough as commit,
+  delMessage as del,
   deployElecting,
   deployGroup,
+  leaderOf,
   putMessage,
   settle,
   consensusView as view,
@@ -50,25 +53,6 @@ import {
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
 const MS = 1_000_000;
-
-function del(clientId: number, seq: number, key: number): RkvMessage {
-  return { type: 'del', clientId, seq, key: rkvKey(key) };
-}
-
-/** A command through replica `at`'s consensus actor, retried (same session) until answered. */
-function commit(d: RkvSimDeployment, at: number, message: RkvMessage): RkvMessage {
-  for (let attempt = 0; attempt < 40; attempt++) {
-    const answer = ask(d, at, d.consensus[at] as Ref, message, 300 * US);
-    if (answer?.type === 'put-ok' || answer?.type === 'del-ok') return answer;
-  }
-  assert.fail(`${JSON.stringify(message)} at replica ${at} was never acknowledged`);
-}
-
-function leaderOf(d: RkvSimDeployment): number {
-  const leaders = [0, 1, 2].filter((r) => !d.cluster.isDown(r) && view(d, r).role === 'leader');
-  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
-  return leaders[0] as number;
-}
 
 function awaitLeader(d: RkvSimDeployment): number {
   for (let t = 0; t < 10 * MS; t += 50 * US) {

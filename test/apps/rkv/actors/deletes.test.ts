@@ -40,8 +40,11 @@ import {
   askWithin as ask,
   BASE_KEYS,
   call,
+  commitThrough as commit,
+  delMessage as del,
   deployElecting,
   deployGroup,
+  leaderOf,
   putMessage,
   settle,
   VALUE_BYTES,
@@ -59,10 +62,6 @@ type Model = Map<number, Uint8Array | null>;
 function modelValue(model: Model, index: number, baseKeys = BASE_KEYS): Uint8Array | undefined {
   if (model.has(index)) return model.get(index) ?? undefined;
   return index < baseKeys ? baseValue(index, VALUE_BYTES) : undefined;
-}
-
-function del(clientId: number, seq: number, key: number): RkvMessage {
-  return { type: 'del', clientId, seq, key: rkvKey(key) };
 }
 
 function existedOf(answer: RkvMessage, what: string): number {
@@ -276,21 +275,6 @@ test('a retried delete takes effect once and gets the first answer again: a put 
   // The session is shared with the client's puts: its next delete goes through.
   assert.equal(existedOf(call(d, leader, consensus, del(7, 3, 3)), 'del seq 3'), DEL_EXISTED);
 });
-
-/** A command through replica `at`'s consensus actor, retried (same session) until answered. */
-function commit(d: RkvSimDeployment, at: number, message: RkvMessage): RkvMessage {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const answer = ask(d, at, d.consensus[at] as Ref, message, 300 * US);
-    if (answer?.type === 'put-ok' || answer?.type === 'del-ok') return answer;
-  }
-  assert.fail(`${JSON.stringify(message)} at replica ${at} was never acknowledged`);
-}
-
-function leaderOf(d: RkvSimDeployment): number {
-  const leaders = [0, 1, 2].filter((r) => !d.cluster.isDown(r) && view(d, r).role === 'leader');
-  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
-  return leaders[0] as number;
-}
 
 /** What replica r's own store (memtable, then SSTables) holds for keys 0 … keys − 1 (null: absent). */
 function storeOf(d: RkvSimDeployment, r: number, keys: number): (number | null)[] {

@@ -174,3 +174,36 @@ export function memtableBytes(deployment: RkvSimDeployment, replica: number): nu
   }
   return bytes;
 }
+
+/** The one replica among the first `replicas` that is up and believes it leads (fails the test otherwise). */
+export function leaderOf(deployment: RkvSimDeployment, replicas = 3): number {
+  const leaders: number[] = [];
+  for (let r = 0; r < replicas; r++) {
+    if (!deployment.cluster.isDown(r) && consensusView(deployment, r).role === 'leader') leaders.push(r);
+  }
+  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
+  return leaders[0] as number;
+}
+
+/** A client's delete of the key with index `key`. */
+export function delMessage(clientId: number, seq: number, key: number): RkvMessage {
+  return { type: 'del', clientId, seq, key: rkvKey(key) };
+}
+
+/**
+ * A command through replica `at`'s consensus actor, retried (same session) until acknowledged;
+ * fails the test after `attempts` waits of 300 µs.
+ */
+export function commitThrough(
+  deployment: RkvSimDeployment,
+  at: number,
+  message: RkvMessage,
+  attempts = 40,
+): RkvMessage {
+  const consensus = deployment.consensus[at] as ActorRef<RkvMessage, RkvMessage>;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const answer = askWithin(deployment, at, consensus, message, 300_000);
+    if (answer?.type === 'put-ok' || answer?.type === 'del-ok') return answer;
+  }
+  assert.fail(`${JSON.stringify(message)} at replica ${at} was never acknowledged`);
+}

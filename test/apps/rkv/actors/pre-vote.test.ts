@@ -13,19 +13,19 @@ import type { ActorRef } from '../../../../src/actor/index.ts';
 import type { RkvMessage } from '../../../../src/apps/rkv/actors/messages.ts';
 import { crashReplica, type RkvSimDeployment } from '../../../../src/apps/rkv/actors/sim-deployment.ts';
 import { makeBallot, replicaId } from '../../../../src/apps/rkv/paxos/types.ts';
-import { deployElecting, putMessage as put, settle as run, consensusView as view } from './helpers.ts';
+import {
+  deployElecting,
+  leaderOf,
+  putMessage as put,
+  settle as run,
+  consensusView as view,
+} from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
 const MS = 1_000_000;
 /** deployElecting's election timeout (the lease). */
 const ELECTION_TIMEOUT_NS = 250 * US;
-
-function leaderOf(d: RkvSimDeployment): number {
-  const leaders = [0, 1, 2].filter((r) => !d.cluster.isDown(r) && view(d, r).role === 'leader');
-  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
-  return leaders[0] as number;
-}
 
 function putAt(d: RkvSimDeployment, at: number, seq: number): RkvMessage | undefined {
   let answer: RkvMessage | undefined;

@@ -31,7 +31,13 @@ import {
 } from '../../../../src/apps/rkv/actors/sim-log.ts';
 import { MAX_FLUSH_PIECE_BYTES } from '../../../../src/apps/rkv/actors/storage-actors.ts';
 import { Random } from '../../../../src/random.ts';
-import { askWithin as ask, deployElecting, settle as run, consensusView as view } from './helpers.ts';
+import {
+  askWithin as ask,
+  deployElecting,
+  leaderOf,
+  settle as run,
+  consensusView as view,
+} from './helpers.ts';
 
 type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
@@ -109,12 +115,6 @@ function deploy(): RkvSimDeployment {
     memtableLimitBytes: 64 * 1024,
     consensus: { maxLogEntries: 8, snapshotChunkBytes: 8 * 1024 },
   });
-}
-
-function leaderOf(d: RkvSimDeployment): number {
-  const leaders = [0, 1, 2].filter((r) => !d.cluster.isDown(r) && view(d, r).role === 'leader');
-  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
-  return leaders[0] as number;
 }
 
 /** Writes every key twice through the leader (the second round is what must read back). */

@@ -43,6 +43,7 @@ import {
 import {
   askWithin as ask,
   deployElecting,
+  leaderOf,
   putMessage as put,
   settle as run,
   consensusView as view,
@@ -64,13 +65,6 @@ function deploy(unsafe = 0): RkvSimDeployment {
     memtableLimitBytes: 256,
     consensus: { maxLogEntries: MAX_LOG_ENTRIES, snapshotChunkBytes: CHUNK_BYTES, unsafe },
   });
-}
-
-function leaderOf(d: RkvSimDeployment): number {
-  const leaders: number[] = [];
-  for (let r = 0; r < 3; r++) if (!d.cluster.isDown(r) && view(d, r).role === 'leader') leaders.push(r);
-  assert.equal(leaders.length, 1, `one leader expected, got [${leaders.join(',')}]`);
-  return leaders[0] as number;
 }
 
 /** A put through replica `at`'s consensus actor, retried (same clientId and seq) until acknowledged. */
