@@ -8,6 +8,9 @@
  *       interleaved rounds against bench/udp.bench.ts's own client role (closed loop, 64
  *       outstanding, 64 B), server pinned to CPU 1 and client to CPU 0 as the bench pins them;
  *       prints each run and, per server, the medians and the per-round CPU ratio to raw.
+ *   ... --open 10000
+ *       the same at a fixed offered rate (open loop, Poisson arrivals, this file's client role):
+ *       p50/p99 and CPU per datagram at equal load, below every server's capacity.
  *   npx tsx bench/what-if/owner-core.ts --js-cost
  *       the owner path's JavaScript alone, no sockets: ns per request.
  *
@@ -26,6 +29,7 @@ import { echo } from '../../examples/echo.ts';
 import { DmoDomain } from '../../src/dmo/domain.ts';
 import { actorId } from '../../src/ids.ts';
 import { startRawEchoServer } from '../../src/platform/live/net/echo-server.ts';
+import { runLoad } from '../../src/platform/live/net/load.ts';
 import { HEADER_BYTES, sealFrame } from '../../src/platform/live/net/wire.ts';
 import { initialiseActor } from '../../src/platform/live/node/actor-init.ts';
 import { LiveNode } from '../../src/platform/live/node/live-node.ts';
@@ -183,6 +187,37 @@ async function serverRole(kind: string, warmMs: number): Promise<void> {
   process.stdin.resume();
 }
 
+/** An open-loop client (udp.bench's client role is closed-loop only). */
+async function openClientRole(
+  kind: string,
+  port: number,
+  ratePerSec: number,
+  warmMs: number,
+  durationMs: number,
+): Promise<void> {
+  const size = 64;
+  const overhead = echo.messages.encode({ type: 'echo', data: new Uint8Array(size) }).length - size;
+  const payload = echo.messages.encode({ type: 'echo', data: new Uint8Array(size - overhead).fill(0x5a) });
+  const result = await runLoad({
+    target: `127.0.0.1:${port}`,
+    actor: 1,
+    mode: { kind: 'open', ratePerSec },
+    ...(kind.startsWith('raw') ? { payloadBytes: size } : { makePayload: () => payload }),
+    durationMs,
+    warmupMs: warmMs,
+    seed: 1,
+    timeoutMs: 1000,
+    acceptReflectedRequests: kind.startsWith('raw'),
+  });
+  const line = {
+    throughputPerSec: result.throughputPerSec,
+    p50Us: result.latency?.p50Us ?? Number.NaN,
+    p99Us: result.latency?.p99Us ?? Number.NaN,
+    timeouts: result.timeouts,
+  };
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
 // ---- the comparison ----------------------------------------------------------------------------
 
 function child(args: readonly string[], cpu: number | undefined): ChildProcess {
@@ -228,6 +263,7 @@ async function compare(
   rounds: number,
   warmMs: number,
   durationMs: number,
+  openRatePerSec: number | undefined,
 ): Promise<void> {
   const pin = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
   const runs: Run[] = [];
@@ -250,34 +286,52 @@ async function compare(
           String(warmMs),
         ];
         const clientKind = kind.startsWith('raw') ? 'raw' : 'node';
-        const client = child(
-          [
-            UDP_BENCH,
-            '--role',
-            'client',
-            '--kind',
-            clientKind,
-            ...clientArgs,
-            '--outstanding',
-            '64',
-            '--size',
-            '64',
-          ],
-          pin ? 0 : undefined,
-        );
+        const clientRole =
+          openRatePerSec === undefined
+            ? [
+                UDP_BENCH,
+                '--role',
+                'client',
+                '--kind',
+                clientKind,
+                ...clientArgs,
+                '--outstanding',
+                '64',
+                '--size',
+                '64',
+              ]
+            : [
+                SELF,
+                '--role',
+                'open-client',
+                '--kind',
+                kind,
+                ...clientArgs,
+                '--rate',
+                String(openRatePerSec),
+              ];
+        const client = child(clientRole, pin ? 0 : undefined);
         const load = JSON.parse(await lineReader(client)()) as {
           throughputPerSec: number;
-          p50Us: number;
-          p99Us: number;
+          p50Us: number | null;
+          p99Us: number | null;
           timeouts: number;
         };
         server.stdin!.end();
         const usage = JSON.parse(await serverLine()) as { datagrams: number; cpuUs: number; extra: unknown };
-        const run = { round, kind, ...load, cpuUsPerDatagram: usage.cpuUs / usage.datagrams };
+        const run = {
+          round,
+          kind,
+          throughputPerSec: load.throughputPerSec,
+          // No answer in the window gives no latency (JSON turns the client's NaN into null).
+          p50Us: load.p50Us ?? Number.NaN,
+          p99Us: load.p99Us ?? Number.NaN,
+          cpuUsPerDatagram: usage.cpuUs / usage.datagrams,
+        };
         runs.push(run);
         process.stderr.write(
-          `round ${round + 1}/${rounds} ${kind.padEnd(12)} ${Math.round(load.throughputPerSec)} req/s, p50 ${load.p50Us.toFixed(0)} µs, ` +
-            `p99 ${load.p99Us.toFixed(0)} µs, server ${run.cpuUsPerDatagram.toFixed(2)} CPU µs/datagram over ` +
+          `round ${round + 1}/${rounds} ${kind.padEnd(12)} ${Math.round(load.throughputPerSec)} req/s, p50 ${load.p50Us?.toFixed(0)} µs, ` +
+            `p99 ${load.p99Us?.toFixed(0)} µs, server ${run.cpuUsPerDatagram.toFixed(2)} CPU µs/datagram over ` +
             `${usage.datagrams} datagrams, timeouts ${load.timeouts} ${JSON.stringify(usage.extra)}\n`,
         );
       } finally {
@@ -285,7 +339,11 @@ async function compare(
       }
     }
   }
-  process.stdout.write(`pinned: ${pin}; ${rounds} rounds, ${warmMs} ms warm-up, ${durationMs} ms measured\n`);
+  const load =
+    openRatePerSec === undefined ? 'closed loop, 64 outstanding' : `open loop at ${openRatePerSec} req/s`;
+  process.stdout.write(
+    `pinned: ${pin}; ${load}; ${rounds} rounds, ${warmMs} ms warm-up, ${durationMs} ms measured\n`,
+  );
   for (const kind of kinds) {
     const of = runs.filter((r) => r.kind === kind);
     const ratios: number[] = [];
@@ -363,6 +421,14 @@ function jsCost(): void {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const role = option('--role', 'main');
   if (role === 'server') await serverRole(option('--kind', 'owner'), Number(option('--warm', '1500')));
+  else if (role === 'open-client')
+    await openClientRole(
+      option('--kind', 'owner'),
+      Number(option('--port', '0')),
+      Number(option('--rate', '10000')),
+      Number(option('--warmup', '1500')),
+      Number(option('--duration', '3000')),
+    );
   else if (process.argv.includes('--js-cost')) jsCost();
   else
     await compare(
@@ -370,5 +436,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       Number(option('--rounds', '5')),
       Number(option('--warm', '1500')),
       Number(option('--duration', '3000')),
+      process.argv.includes('--open') ? Number(option('--open', '10000')) : undefined,
     );
 }
