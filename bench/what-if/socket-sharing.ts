@@ -9,6 +9,8 @@
  *    `_handle.fd`): how a burst of datagrams is shared among them.
  * 3. A worker wrapping the socket is terminated (the watchdog's action): is the descriptor still
  *    open, and can a new worker wrap it again?
+ * 4. A warm spare: a worker already started is told to bind the port of a core just terminated;
+ *    how long until the port answers again?
  */
 
 import dgram from 'node:dgram';
@@ -120,6 +122,57 @@ async function terminate(): Promise<{ fdAfter: string; rewrap: string }> {
   return { fdAfter, rewrap };
 }
 
+// Plain JavaScript (eval'd): waits, then binds the port it is given and echoes.
+const SPARE = `
+const { parentPort } = require('node:worker_threads');
+const dgram = require('node:dgram');
+parentPort.on('message', ({ port }) => {
+  const socket = dgram.createSocket('udp4');
+  socket.on('message', (message, remote) => socket.send(message, remote.port, remote.address));
+  socket.bind(port, '127.0.0.1', () => parentPort.postMessage('bound'));
+});
+parentPort.postMessage('ready');
+`;
+
+function startSpare(): Promise<Worker> {
+  return new Promise((resolve) => {
+    const worker = new Worker(SPARE, { eval: true });
+    worker.once('message', () => resolve(worker));
+  });
+}
+
+function nextMessage(worker: Worker): Promise<unknown> {
+  return new Promise((resolve) => worker.once('message', resolve));
+}
+
+async function spareTakesOver(): Promise<string> {
+  const probe = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => probe.bind(0, '127.0.0.1', resolve));
+  const port = probe.address().port;
+  probe.close();
+  const core = await startSpare();
+  core.postMessage({ port });
+  await nextMessage(core);
+  const spare = await startSpare();
+  const killedAt = performance.now();
+  await core.terminate();
+  const terminatedAt = performance.now();
+  spare.postMessage({ port });
+  await nextMessage(spare);
+  const boundAt = performance.now();
+  const client = dgram.createSocket('udp4');
+  const echoed = new Promise((resolve) => client.once('message', resolve));
+  client.send('x', port, '127.0.0.1');
+  await echoed;
+  const answeredAt = performance.now();
+  client.close();
+  await spare.terminate();
+  return (
+    `terminate ${(terminatedAt - killedAt).toFixed(1)} ms, spare bound after ${(boundAt - terminatedAt).toFixed(1)} ms, ` +
+    `first echo ${(answeredAt - boundAt).toFixed(1)} ms later`
+  );
+}
+
 process.stdout.write(`node ${process.version}\n`);
 process.stdout.write(`1. second bind with reusePort: ${await reusePort()}\n`);
 const counts = await share();
@@ -130,4 +183,5 @@ const { fdAfter, rewrap } = await terminate();
 process.stdout.write(
   `3. after terminating the wrapping worker: fd is ${fdAfter}; a new wrapper: ${rewrap}\n`,
 );
+for (let i = 0; i < 5; i++) process.stdout.write(`4. warm spare: ${await spareTakesOver()}\n`);
 process.exit(0);
