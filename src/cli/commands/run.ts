@@ -20,7 +20,7 @@ import {
   startHostDomain,
   startNicDomain,
 } from '../../platform/live/node/live-node.ts';
-import type { Domain } from '../../sched/types.ts';
+import type { Decision, Domain } from '../../sched/types.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 
 export interface RunOptions {
@@ -134,6 +134,7 @@ async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; 
 export async function runCommand(options: RunOptions): Promise<number> {
   const { live, hosted: catalog } = await liveSetup(options);
   const node = await LiveNode.start(live);
+  node.nic.onDecision = printDecision;
   const admin =
     options.metricsPort === undefined
       ? undefined
@@ -169,6 +170,11 @@ export async function runCommand(options: RunOptions): Promise<number> {
   });
 }
 
+/** One stderr line per scheduler decision, with the numbers that made it (a node's own log). */
+function printDecision(decision: Decision): void {
+  process.stderr.write(`ipipe: scheduler: ${decision.why}\n`);
+}
+
 export interface NodeRoleOptions extends RunOptions {
   readonly role: 'nic' | 'host';
   readonly channel: { readonly host: string; readonly port: number };
@@ -196,6 +202,7 @@ export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number>
     const channel = await listener.accept();
     await listener.close();
     const nic = await startNicDomain(live, channel);
+    nic.onDecision = printDecision;
     writeOut(
       `ipipe NIC domain serving UDP ${nic.address.address}:${nic.address.port} (host domain over TCP)`,
     );

@@ -89,14 +89,7 @@ export function nodeMetrics(node: LiveNode): NodeMetrics {
     labelNames: ['actor', 'to'],
     registers: [registry],
     collect() {
-      const byKey = new Map<string, { actor: string; to: string; count: number }>();
-      for (const m of nic.migrations) {
-        const key = `${m.name}/${m.to}`;
-        const entry = byKey.get(key) ?? { actor: m.name, to: m.to, count: 0 };
-        entry.count++;
-        byKey.set(key, entry);
-      }
-      for (const [key, entry] of byKey)
+      for (const [key, entry] of nic.migrationCounts)
         sync(this, `mig/${key}`, { actor: entry.actor, to: entry.to }, entry.count);
     },
   });
@@ -108,10 +101,11 @@ export function nodeMetrics(node: LiveNode): NodeMetrics {
     percentiles: [0.5, 0.99],
     registers: [registry],
     collect() {
-      // Each completed migration is observed once, at the first scrape after it.
-      for (; phasesSeen < nic.migrations.length; phasesSeen++) {
-        const m = nic.migrations[phasesSeen];
-        if (!m) break;
+      // Each completed migration is observed once, at the first scrape after it (one trimmed from
+      // the node's recent list before a scrape saw it is not observed: 256 between two scrapes).
+      const items = nic.migrations.since(phasesSeen);
+      phasesSeen = nic.migrations.total;
+      for (const m of items) {
         for (const [phase, ms] of Object.entries(m.phasesMs)) this.observe({ phase }, ms / 1000);
       }
     },

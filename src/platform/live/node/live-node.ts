@@ -74,8 +74,12 @@ export interface LiveNodeStats {
   };
   readonly drops: Readonly<Record<string, number>>;
   readonly executed: Readonly<Record<string, { readonly nic: number; readonly host: number }>>;
+  /** The last 256 migrations, oldest first; `migrationsTotal` counts all of them. */
   readonly migrations: readonly LiveMigrationRecord[];
+  readonly migrationsTotal: number;
+  /** The last 256 scheduler decisions, oldest first; `decisionsTotal` counts all of them. */
   readonly decisions: readonly Decision[];
+  readonly decisionsTotal: number;
   readonly watchdogKills: number;
   /**
    * Requests a core's work ring had no room for when the scheduler handed them over (a message
@@ -312,8 +316,10 @@ export class LiveNode {
         ...[...this.host.drops].map(([r, n]) => [`host-${r}`, n] as const),
       ]),
       executed,
-      migrations: [...nic.migrations],
-      decisions: [...nic.decisions],
+      migrations: nic.migrations.recent(),
+      migrationsTotal: nic.migrations.total,
+      decisions: nic.decisions.recent(),
+      decisionsTotal: nic.decisions.total,
       watchdogKills: nic.replacedCores + this.host.replacedCores,
       ringFullHandOffs: nic.ringFullHandOffs + this.host.ringFullHandOffs,
     };

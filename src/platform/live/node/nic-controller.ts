@@ -63,6 +63,7 @@ import {
 } from './core-protocol.ts';
 import { DomainCores } from './domain-cores.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
+import { RecentLog } from './recent-log.ts';
 import { NOT_FOUND, RequestDedup } from './request-dedup.ts';
 
 export interface NicControllerOptions {
@@ -132,6 +133,12 @@ interface MigrationState {
 const DEDUP_ENTRIES = 65_536;
 
 /**
+ * Migrations and decisions /stats keeps: at most one migration per settle period (50 ms live), so
+ * 256 cover the last ~13 s of a node that migrates all the time, and the whole life of most.
+ */
+const RECENT_ENTRIES = 256;
+
+/**
  * Reply frames are cut from slabs of this size rather than allocated one by one: a small
  * ArrayBuffer costs a malloc, a free and the GC's array-buffer sweeping, per reply. A slab lives
  * while any frame cut from it is referenced (the dedup cache holds recent replies; eviction is in
@@ -168,8 +175,16 @@ export class NicController {
   /** Frames and requests refused, by reason (the wire's reasons and the node's own). */
   readonly drops = new Map<string, number>();
   readonly executed = new Map<ActorId, { nic: number; host: number }>();
-  readonly migrations: LiveMigrationRecord[] = [];
-  readonly decisions: Decision[] = [];
+  /** The last migrations and scheduler decisions (a node serves for days: see RecentLog). */
+  readonly migrations = new RecentLog<LiveMigrationRecord>(RECENT_ENTRIES);
+  readonly decisions = new RecentLog<Decision>(RECENT_ENTRIES);
+  /** Completed migrations by actor name and direction, over the node's life (for metrics). */
+  readonly migrationCounts = new Map<
+    string,
+    { readonly actor: string; readonly to: Domain; count: number }
+  >();
+  /** Each scheduler decision as it is taken (`ipipe run` prints its reason on stderr). */
+  onDecision: ((decision: Decision) => void) | undefined;
   /** Milliseconds from arrival at the NIC to the reply leaving it, per actor (for metrics). */
   onReplyLatency: ((actor: ActorId, seconds: number) => void) | undefined;
   requests = 0;
@@ -984,6 +999,7 @@ export class NicController {
   #apply(decisions: readonly Decision[]): void {
     for (const decision of decisions) {
       this.decisions.push(decision);
+      this.onDecision?.(decision);
       if (decision.kind === 'migrate')
         this.#beginMigration(decision.actor, decision.to, decision.trigger, () => {});
     }
@@ -1103,6 +1119,10 @@ export class NicController {
       },
     };
     this.migrations.push(record);
+    const key = `${record.name}/${record.to}`;
+    const counted = this.migrationCounts.get(key);
+    if (counted === undefined) this.migrationCounts.set(key, { actor: record.name, to: record.to, count: 1 });
+    else counted.count++;
     migration.done(record);
     this.#pump();
   }

@@ -91,3 +91,33 @@ test('/metrics, /stats and /migrate report and steer a serving node', async () =
     await node.stop();
   }
 });
+
+test('a node that migrates for ever keeps its last 256 migrations; totals and /metrics count them all', async () => {
+  const node = await LiveNode.start({
+    catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
+    nicCores: 1,
+    hostCores: 1,
+    scheduler: { enableMigration: false },
+  });
+  const admin = await startAdminServer(node, 0);
+  const base = `http://${admin.address}:${admin.port}`;
+  try {
+    const moves = 300;
+    for (let i = 0; i < moves; i++) {
+      // A scrape part-way: phases already observed must not be observed again afterwards.
+      if (i === 100) await (await fetch(`${base}/metrics`)).text();
+      await node.nic.migrate(actorId(1), i % 2 === 0 ? 'host' : 'nic');
+    }
+    const stats = node.stats();
+    assert.equal(stats.migrationsTotal, moves);
+    assert.equal(stats.migrations.length, 256, 'the most recent 256');
+    assert.equal(stats.migrations.at(-1)?.to, 'nic', 'the last move is the newest entry');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    assert.equal(sample(metrics, 'ipipe_migrations_total', 'actor="ledger",to="host"'), moves / 2);
+    assert.equal(sample(metrics, 'ipipe_migrations_total', 'actor="ledger",to="nic"'), moves / 2);
+    assert.equal(sample(metrics, 'ipipe_migration_phase_seconds_count', 'phase="gone"'), moves);
+  } finally {
+    await admin.close();
+    await node.stop();
+  }
+});
