@@ -732,6 +732,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       // it again pushes the next actor for nothing — live, a node's cold start-up pushed every NIC
       // actor this way, one settle period apart (docs/apps/rkv-cluster.md "Where a SET waits").
       if (this.#fcfsLatency.samples <= this.#fcfsSamplesAtMigration) return null;
+      if (this.#fcfsLatency.samples < s.pushWarmupCompletions) return null;
       let candidate: ActorRecord<R> | null = null;
       for (const a of this.#actors.values()) {
         if ((a.mode !== 'fcfs' && a.mode !== 'drr') || !a.migratable()) continue;

@@ -53,6 +53,14 @@ export interface SchedulerSettings {
    * by one core at a time, which runs them in order.
    */
   readonly coreQueueDepth: number;
+  /**
+   * FCFS completions the node must have served before a push on mean latency (Algorithm 1) may
+   * act; 0 acts from the first. Where the first requests are not representative — the live
+   * platform's handlers run cold at first (module loading, the JIT: 4.8 ms for an echo whose
+   * steady state is ~10 µs) — one of them alone carries the young mean over Mean_thresh and pushes
+   * an actor that was never overloaded (and a NIC domain of one FCFS core never pulls it back).
+   */
+  readonly pushWarmupCompletions: number;
   /** Master switches, so experiments can run FCFS-only, DRR-only or without migration. */
   readonly enableDowngrade: boolean;
   readonly enableMigration: boolean;
@@ -102,6 +110,8 @@ export const DEFAULT_SCHEDULER_SETTINGS: SchedulerSettings = Object.freeze({
   scaleUpUtilization: 0.95,
   managementCoreId: 0,
   coreQueueDepth: 1,
+  // The paper's Algorithm 1 acts from the first sample; the simulator's handlers are never cold.
+  pushWarmupCompletions: 0,
   enableDowngrade: true,
   enableMigration: true,
   enableAutoscale: true,
@@ -125,6 +135,7 @@ const schedulerSettingsSchema = z
     scaleUpUtilization: z.number().gt(0).lte(1),
     managementCoreId: z.number().int().nonnegative(),
     coreQueueDepth: z.number().int().min(1).max(1024),
+    pushWarmupCompletions: z.number().int().nonnegative(),
     enableDowngrade: z.boolean(),
     enableMigration: z.boolean(),
     enableAutoscale: z.boolean(),

@@ -206,3 +206,54 @@ test('a push needs requests completed since the last move: a stale mean pushes n
     'the other actors stay on the NIC',
   );
 });
+
+test('pushWarmupCompletions: a cold first request does not push an actor that is never overloaded', () => {
+  // Live, a node's first requests run cold (module loading, the JIT): one echo took 4.8 ms where
+  // steady state is ~10 µs. Every request here arrives to an idle core but the first, which takes
+  // 5 ms: the paper's rule (act from the first sample) pushes on that one sample; with a warm-up
+  // of 256 completions the mean has long fallen under Mean_thresh when it may act, and nothing moves.
+  const run = (pushWarmupCompletions: number) => {
+    const scheduler = new HybridScheduler<TestRequest>({
+      cores: 1,
+      settings: {
+        meanThreshNs: 2 * MS,
+        tailThreshNs: 8 * MS,
+        settleNs: 0,
+        enableDowngrade: false,
+        pushWarmupCompletions,
+      },
+    });
+    scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
+    const harness = new SchedulerHarness(scheduler, {
+      cores: 1,
+      costNs: (request) => (request.seq === 0 ? 5 * MS : 10 * US),
+    });
+    for (let i = 0; i < 400; i++) harness.addArrival(1, i === 0 ? 0 : 5 * MS + i * 100 * US);
+    harness.run(60 * MS);
+    return { migrations: harness.kinds('migrate') as Migrate[], mode: scheduler.modeOf(actorId(1)) };
+  };
+  const paper = run(0);
+  assert.equal(paper.migrations.length, 1, 'without a warm-up the cold request alone pushes');
+  assert.equal(paper.migrations[0]?.trigger, 'mean-latency');
+  const warm = run(256);
+  assert.deepEqual(warm.migrations, [], warm.migrations.map((m) => m.why).join(' | '));
+  assert.equal(warm.mode, 'fcfs', 'the actor stays on the NIC');
+});
+
+test('pushWarmupCompletions still lets a real overload push once warm', () => {
+  const random = seededRandom(3);
+  const { scheduler, harness } = threeActors({
+    meanThreshNs: 20 * US,
+    tailThreshNs: 100 * US,
+    enableDowngrade: false,
+    pushWarmupCompletions: 256,
+  });
+  harness.addPoisson(1, 0, 60 * MS, 260_000, random);
+  harness.addPoisson(2, 0, 60 * MS, 100_000, random);
+  harness.addPoisson(3, 0, 60 * MS, 50_000, random);
+  harness.run(60 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.ok(migrations.length >= 1, 'the overload is answered');
+  assert.equal(migrations[0]?.actor, 1, 'by pushing the most loaded actor');
+  assert.equal(scheduler.modeOf(actorId(1)), 'host');
+});

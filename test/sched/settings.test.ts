@@ -16,6 +16,7 @@ const bad: [string, Record<string, unknown>, RegExp][] = [
   ['negative Mean_thresh', { meanThreshNs: -5 }, /meanThreshNs/],
   ['NaN Tail_thresh', { tailThreshNs: Number.NaN }, /tailThreshNs/],
   ['fractional Q_thresh', { queueThresh: 2.5 }, /queueThresh/],
+  ['negative push warm-up', { pushWarmupCompletions: -1 }, /pushWarmupCompletions/],
   ['zero EWMA weight', { latencyEwmaWeight: 0 }, /latencyEwmaWeight/],
   ['unknown quantum rule', { quantumRule: 'biggest' }, /quantumRule/],
   ['tail below mean', { meanThreshNs: 50_000, tailThreshNs: 10_000 }, /tailThreshNs.*at least meanThreshNs/],

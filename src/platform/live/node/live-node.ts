@@ -109,6 +109,11 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
   // a core holding up to 16, one wake-up carries a batch: 21.7 k/s (0.35×), bench/RESULTS.md.
   // An exclusive actor's requests queue on the one core that holds it (see coreQueueDepth).
   coreQueueDepth: 16,
+  // The first requests run cold (module loading, the JIT: an echo's first took 4.8 ms against
+  // ~10 µs warm) and every request queued behind them waits as long; as the first samples of a
+  // running mean they pushed a node's actors to the host at its first requests. 256 completions
+  // is the FCFS latency EWMA's own warm-up (1/latencyEwmaWeight), after which it is an EWMA.
+  pushWarmupCompletions: 256,
 });
 
 interface Resolved {
