@@ -11,8 +11,8 @@
  *   DmoNumberMap get / increment vs Map<number, number>.
  *   DmoSkipList  insert / lookup vs a sorted array (binary search + splice) of the same
  *                Uint8Array keys, compared byte-wise.
- *   Heap         checked readF64 vs a raw Float64Array read; allocate+free on an ArrayBuffer vs a
- *                SharedArrayBuffer (the futex lock's cost); snapshot+restore throughput.
+ *   Heap         checked readF64 vs a raw Float64Array read; allocate+free in a shared domain vs
+ *                one that is not (the futex lock's cost); snapshot+restore throughput.
  *
  * Method: a hand-rolled loop rather than a micro-benchmark harness, because the DMO structures and
  * their baselines must be compared under the same conditions on a noisy 2-core machine. Each
@@ -395,10 +395,10 @@ function heapRows(rounds: number): DmoBenchRow[] {
   const lock = comparePair(churn(shared), churn(plain), objects, rounds * 4);
   rows.push({
     group: 'DmoHeap',
-    operation: 'allocate+free 64 B, SharedArrayBuffer (futex lock)',
+    operation: 'allocate+free 64 B, shared domain (futex lock)',
     entries: 0,
     dmoNsPerOp: lock.dmoNs,
-    baseline: 'same on an ArrayBuffer (no lock)',
+    baseline: 'same, domain not shared (no lock)',
     baselineNsPerOp: lock.baselineNs,
     ratio: lock.ratio,
   });

@@ -168,7 +168,7 @@ class RingTransfer {
   static async start(source: DmoDomain, slotBytes: number): Promise<RingTransfer> {
     const control = new Int32Array(new SharedArrayBuffer(4 * (RING.lengths + RING_SLOTS)));
     const slots = new Uint8Array(new SharedArrayBuffer(RING_SLOTS * slotBytes));
-    if (!(source.buffer instanceof SharedArrayBuffer))
+    if (!(source.shared && source.buffer instanceof SharedArrayBuffer))
       throw new Error('the ring needs a shared source domain');
     const job: ProducerJob = {
       role: PRODUCER_ROLE,

@@ -3,10 +3,24 @@
  * objects": at start-up each registered actor gets its own equal-sized region, and each side keeps
  * an object table of (object id, actor id, start, size)).
  *
- * A domain is a single ArrayBuffer or SharedArrayBuffer carved into `maxActors` regions of
- * `regionBytes` each (layout.ts draws it). Every byte of state, including each region's allocator
- * and object-table rows, lives in the buffer, so `DmoDomain.attach(buffer)` on another worker
- * thread sees the same heaps. The JS object only caches heap handles.
+ * A domain is a single buffer carved into `maxActors` regions of `regionBytes` each (layout.ts
+ * draws it). Every byte of state, including each region's allocator and object-table rows, lives
+ * in the buffer, so `DmoDomain.attach(buffer)` on another worker thread sees the same heaps (when
+ * the domain was created `shared`). The JS object only caches heap handles.
+ *
+ * The buffer is a SharedArrayBuffer even when the domain is not shared, because of how V8 paces
+ * its collector. A domain reserves every region up front (64 MiB for a simulated node's side) but
+ * touches only the pages its actors use, and the OS commits only those. V8, though, counts a plain
+ * ArrayBuffer's whole length as external memory the moment it is made, and starts a mark-compact
+ * whenever that count has grown by 64 MiB since the last one: every simulated node made one, and
+ * its marking ran beside the node's first ~150 ms, each pointer store taking the write barrier's
+ * slow path meanwhile (docs/sim-speed.md, sixth pass: ~650 instructions per simulated packet of
+ * the echo bench's 20 ms runs). A SharedArrayBuffer is not counted, so a dead domain's memory is
+ * returned at the next major collection that happens anyway. A resizable ArrayBuffer, grown as
+ * regions are claimed, would also escape the count, but every typed-array access on one runs
+ * slower (measured: a checked `readF64` 18 → 50 ns, allocate+free 165 → 540 ns). Whether other
+ * threads may attach — and so whether allocation takes locks — is the domain's `shared` option,
+ * recorded in the header (DOMAIN_FLAG_PRIVATE), not the buffer's type.
  *
  * Region hand-out and release take a futex lock in the domain header when the buffer is shared,
  * so two threads creating heaps at once cannot claim the same region.
@@ -22,6 +36,7 @@ import { type ActorId, actorId as checkedActorId } from '../ids.ts';
 import { lockWord, unlockWord } from './futex-lock.ts';
 import { RegionHeap, regionOf } from './heap.ts';
 import {
+  DOMAIN_FLAG_PRIVATE,
   DOMAIN_HEADER_BYTES,
   DOMAIN_LAYOUT_VERSION,
   DOMAIN_MAGIC,
@@ -47,7 +62,10 @@ export interface DmoDomainOptions {
   readonly regionBytes: number;
   /** Regions in the domain: the most actors that can hold heaps on this side at once. */
   readonly maxActors: number;
-  /** Back the domain with a SharedArrayBuffer so worker threads can attach to it (default false). */
+  /**
+   * Worker threads may attach to the domain (`DmoDomain.attach`), so region hand-out and the
+   * allocator of non-exclusive heaps take futex locks (default false: one view, no locks).
+   */
   readonly shared?: boolean;
 }
 
@@ -66,7 +84,7 @@ let publishRegionOf: (domain: DmoDomain, base: number, actor: ActorId, header: U
 let cancelReservationOf: (domain: DmoDomain, base: number) => void;
 let memoryOfDomain: (domain: DmoDomain) => DomainMemory;
 
-/** One side's DMO memory (NIC or host): equal per-actor regions in one (shareable) buffer. */
+/** One side's DMO memory (NIC or host): equal per-actor regions in one buffer. */
 export class DmoDomain {
   /** The memory itself; hand it to a worker and call `DmoDomain.attach` there. */
   readonly buffer: DomainBuffer;
@@ -100,24 +118,32 @@ export class DmoDomain {
   /** A new, empty domain. Throws ConfigError for unusable sizes. */
   static create(options: DmoDomainOptions): DmoDomain {
     const totalBytes = DmoDomain.bytesFor(options);
-    const buffer = options.shared ? new SharedArrayBuffer(totalBytes) : new ArrayBuffer(totalBytes);
-    const memory = createDomainMemory(buffer);
+    const shared = options.shared === true;
+    // See the header: not counted by V8's external-memory pacing, whether shared or not.
+    const buffer =
+      typeof SharedArrayBuffer === 'undefined'
+        ? new ArrayBuffer(totalBytes)
+        : new SharedArrayBuffer(totalBytes);
+    const memory = createDomainMemory(buffer, shared);
     memory.u32[DOMAIN_WORD.magic] = DOMAIN_MAGIC;
     memory.u32[DOMAIN_WORD.version] = DOMAIN_LAYOUT_VERSION;
     memory.u32[DOMAIN_WORD.regionBytes] = options.regionBytes;
     memory.u32[DOMAIN_WORD.maxActors] = options.maxActors;
+    memory.u32[DOMAIN_WORD.flags] = shared ? 0 : DOMAIN_FLAG_PRIVATE;
     return new DmoDomain(memory);
   }
 
   /**
-   * A second view of an existing domain's buffer (typically a SharedArrayBuffer received by a
-   * worker thread). It sees every heap already created there, and they see its changes.
+   * A second view of a shared domain's buffer (typically received by a worker thread). It sees
+   * every heap already created there, and they see its changes. Throws ConfigError for a buffer
+   * that is not a shared DMO domain: a domain created without `shared` takes no locks, so a second
+   * view could corrupt its allocator.
    */
   static attach(buffer: DomainBuffer): DmoDomain {
     if (buffer.byteLength < DOMAIN_HEADER_BYTES || buffer.byteLength % 8 !== 0) {
       throw new ConfigError('buffer', `${buffer.byteLength} bytes cannot hold a DMO domain`);
     }
-    const memory = createDomainMemory(buffer);
+    const memory = createDomainMemory(buffer, true);
     const u32 = memory.u32;
     if (u32[DOMAIN_WORD.magic] !== DOMAIN_MAGIC) {
       throw new ConfigError('buffer', 'not a DMO domain (bad magic): attach the buffer of a DmoDomain');
@@ -133,6 +159,14 @@ export class DmoDomain {
     validateOptions({ regionBytes, maxActors });
     if (buffer.byteLength !== DOMAIN_HEADER_BYTES + regionBytes * maxActors) {
       throw new ConfigError('buffer', `buffer length ${buffer.byteLength} does not match its domain header`);
+    }
+    if ((u32[DOMAIN_WORD.flags]! & DOMAIN_FLAG_PRIVATE) !== 0) {
+      throw new ConfigError(
+        'buffer',
+        'this DMO domain was created without shared: true, so its allocator takes no locks and no ' +
+          'second view may attach to it; create it with DmoDomain.create({ ..., shared: true }) to ' +
+          'hand it to worker threads',
+      );
     }
     return new DmoDomain(memory);
   }

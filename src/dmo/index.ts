@@ -56,7 +56,7 @@ export type { DmoSkipListOpenOptions, DmoSkipListOptions } from './collections/s
 export type { DmoVectorElement, DmoVectorOptions } from './collections/vector.ts';
 /** Options of `DmoDomain.create`, and of `createHeap` / `restoreHeap`. */
 export type { DmoDomainOptions, DmoHeapOptions } from './domain.ts';
-/** The buffer a domain lives in (shareable with worker threads when a SharedArrayBuffer). */
+/** The buffer a domain lives in (a SharedArrayBuffer where the runtime has one). */
 export type { DomainBuffer } from './memory.ts';
 /** Options of `writeRegionImage` / `regionImageChunks` and `adoptRegionImage` / `ImageAssembler`, and an image header. */
 export type { RegionImageAdoptOptions, RegionImageHeader, RegionImageWriteOptions } from './region-image.ts';

@@ -54,7 +54,15 @@ export const DOMAIN_WORD = {
   maxActors: 3,
   /** i32 spin lock serialising region creation and release across threads. */
   lock: 4,
+  /** DOMAIN_FLAG_* bits, fixed at creation (0 in a shared domain, as in domains made before it). */
+  flags: 5,
 } as const;
+
+/**
+ * The domain was created without `shared: true`: its allocator takes no locks, so no second view
+ * may attach to its buffer (which is a SharedArrayBuffer all the same; see domain.ts for why).
+ */
+export const DOMAIN_FLAG_PRIVATE = 1;
 
 /** 'IPRG' — marks a region header (checked on attach). */
 export const REGION_MAGIC = 0x47525049;

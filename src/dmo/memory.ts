@@ -4,12 +4,19 @@
  * table says where an object starts, access is a typed-array load with no per-call allocation).
  */
 
-/** The buffer a domain lives in: shareable with worker threads when it is a SharedArrayBuffer. */
+/**
+ * The buffer a domain lives in: a SharedArrayBuffer wherever the runtime has one (also for a
+ * domain that is not shared; see `DmoDomain.create`), else an ArrayBuffer.
+ */
 export type DomainBuffer = ArrayBuffer | SharedArrayBuffer;
 
 /** The views every accessor uses. Numbers in DMOs are little-endian (see layout.ts). */
 export interface DomainMemory {
   readonly buffer: DomainBuffer;
+  /**
+   * Other threads may hold views of the buffer, so allocator metadata changes take locks. Set by
+   * the domain's options (recorded in its header), not by the buffer's type.
+   */
   readonly shared: boolean;
   readonly u8: Uint8Array;
   readonly u32: Uint32Array;
@@ -21,8 +28,8 @@ export interface DomainMemory {
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** Makes the views over `buffer` (once per domain object). */
-export function createDomainMemory(buffer: DomainBuffer): DomainMemory {
+/** Makes the views over `buffer` (once per domain object); `shared` as in DomainMemory. */
+export function createDomainMemory(buffer: DomainBuffer, shared: boolean): DomainMemory {
   if (!LITTLE_ENDIAN) {
     // Metadata goes through native-order typed arrays and object fields through little-endian
     // DataView calls; on a big-endian CPU the two would disagree.
@@ -30,7 +37,7 @@ export function createDomainMemory(buffer: DomainBuffer): DomainMemory {
   }
   return {
     buffer,
-    shared: typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer,
+    shared,
     u8: new Uint8Array(buffer),
     u32: new Uint32Array(buffer),
     i32: new Int32Array(buffer),

@@ -109,6 +109,32 @@ test('attach refuses buffers that are not a DMO domain', () => {
   throwsCode(() => DmoDomain.attach(truncated), 'IPIPE_ERR_CONFIG_INVALID');
 });
 
+test('attach refuses the buffer of a domain created without shared: true (it takes no locks)', () => {
+  const domain = makeDomain({ maxActors: 2 });
+  assert.equal(domain.shared, false);
+  domain.createHeap(A);
+  assert.throws(
+    () => DmoDomain.attach(domain.buffer),
+    (error: unknown) =>
+      isIpipeError(error) && error.code === 'IPIPE_ERR_CONFIG_INVALID' && /shared: true/.test(error.message),
+  );
+  assert.ok(DmoDomain.attach(makeDomain({ shared: true }).buffer).shared);
+});
+
+test('a domain is not counted as V8 external memory, shared or not (its pages are touched lazily)', () => {
+  // V8 starts a mark-compact each time counted external memory grows 64 MiB; a simulated node's
+  // two 64 MiB domains used to set one off per node (docs/sim-speed.md, sixth pass).
+  const bytes = 64 * 1024 * 1024;
+  for (const shared of [false, true]) {
+    const before = process.memoryUsage().external;
+    const domain = DmoDomain.create({ regionBytes: bytes / 16, maxActors: 16, shared });
+    const grown = process.memoryUsage().external - before;
+    assert.ok(grown < bytes / 4, `shared ${shared}: external memory grew ${grown} bytes`);
+    const heap = domain.createHeap(A);
+    heap.writeF64(heap.allocate(8), 0, 1.5);
+  }
+});
+
 test('an exclusive heap in a shared domain records the flag in the buffer, for every attached view', () => {
   const domain = makeDomain({ shared: true, maxActors: 2 });
   const exclusive = domain.createHeap(A, { exclusive: true });

@@ -7,6 +7,21 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * Whether `decoder` reads views of a SharedArrayBuffer (Node's does; the Encoding spec's did not
+ * always). Domains live in SharedArrayBuffers even when not shared (domain.ts), so a decoder that
+ * refused them would make every decode copy.
+ */
+const DECODES_SHARED_VIEWS = ((): boolean => {
+  if (typeof SharedArrayBuffer === 'undefined') return false;
+  try {
+    decoder.decode(new Uint8Array(new SharedArrayBuffer(1)));
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** A growable UTF-8 scratch buffer owned by one collection handle. */
 export class Utf8Scratch {
   #bytes = new Uint8Array(64);
@@ -23,9 +38,9 @@ export class Utf8Scratch {
     return encoder.encodeInto(text, this.#bytes).written;
   }
 
-  /** Decodes `memory[start, end)`; copies first when the memory is shared (TextDecoder refuses it). */
+  /** Decodes `memory[start, end)`; copies first where the decoder refuses shared memory. */
   decode(memory: Uint8Array, start: number, end: number): string {
     const view = memory.subarray(start, end);
-    return decoder.decode(memory.buffer instanceof ArrayBuffer ? view : view.slice());
+    return decoder.decode(DECODES_SHARED_VIEWS || memory.buffer instanceof ArrayBuffer ? view : view.slice());
   }
 }
