@@ -39,8 +39,18 @@ import {
   workerData,
 } from 'node:worker_threads';
 import { crc32cWords } from '../src/platform/live/channel/crc32c-words.ts';
-import { DEFAULT_SPIN_ITERATIONS, RING_EMPTY, SpscRing } from '../src/platform/live/channel/ring.ts';
+import {
+  DEFAULT_SPIN_ITERATIONS,
+  RING_CONTROL_BYTES,
+  RING_EMPTY,
+  type RingMemory,
+  SpscRing,
+} from '../src/platform/live/channel/ring.ts';
 import { ringChecksum } from '../src/platform/live/channel/word-checksum.ts';
+import {
+  allocateSharedWasmMemory,
+  wasmRingChecksum,
+} from '../src/platform/live/channel/word-checksum-wasm.ts';
 
 const SIZES = [64, 256, 1024] as const;
 const RING_CAPACITY_BYTES = 256 << 10;
@@ -59,7 +69,8 @@ interface ProducerJob {
   readonly messages: number;
   /** [0] producer ready, [1] go. */
   readonly sync: SharedArrayBuffer;
-  readonly ring?: SharedArrayBuffer;
+  /** The ring's `memory` (a WebAssembly.Memory: both sides then check records in WebAssembly), or the bare ring's buffer. */
+  readonly ring?: RingMemory;
   readonly port?: MessagePort;
 }
 
@@ -81,8 +92,10 @@ export interface RingBenchRow {
   readonly bestRingSpinVsBareRing: number;
   /** Every repetition, M msg/s, per case. */
   readonly samples: Readonly<Record<RingBenchMode, readonly number[]>>;
-  /** One thread's time for the ring's record checksum over one message (ns): its share of the budget. */
+  /** One thread's time for the ring's record checksum over one message (ns), as WebAssembly (what both sides run). */
   readonly checksumNsPerMessage: number;
+  /** The same function in JavaScript (what a side attached by its SharedArrayBuffer alone runs). */
+  readonly checksumJsNsPerMessage: number;
   /** The same for CRC-32C (what the ring used before the word checksum), for comparison. */
   readonly crcNsPerMessage: number;
   /**
@@ -156,7 +169,8 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
         Math.max(...samples['ring-spin']) / Math.max(...samples['post-copy'], ...samples['post-transfer']),
       bestRingSpinVsBareRing: Math.max(...samples['ring-spin']) / Math.max(...samples['bare-ring']),
       samples,
-      checksumNsPerMessage: measureChecksumNs(sizeBytes, 'word'),
+      checksumNsPerMessage: measureChecksumNs(sizeBytes, 'wasm'),
+      checksumJsNsPerMessage: measureChecksumNs(sizeBytes, 'word'),
       crcNsPerMessage: measureChecksumNs(sizeBytes, 'crc32c'),
       ...singleThread,
       fullEvents,
@@ -192,7 +206,7 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
       capacityBytes: RING_CAPACITY_BYTES,
       spinIterations: mode === 'ring-spin' ? SPIN_ITERATIONS : 0,
     });
-    job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: ring.buffer };
+    job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: ring.memory };
   } else if (mode === 'bare-ring') {
     bare = new BareRing(BareRing.allocate(RING_CAPACITY_BYTES, sizeBytes), sizeBytes);
     job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: bare.buffer };
@@ -306,7 +320,7 @@ function produce(job: ProducerJob): ProducerReport {
     const stats = ring.stats();
     report = { fullEvents: stats.fullEvents, doorbells: stats.doorbells };
   } else if (job.mode === 'bare-ring') {
-    const bare = new BareRing(job.ring!, job.sizeBytes);
+    const bare = new BareRing(job.ring as SharedArrayBuffer, job.sizeBytes);
     ready();
     bare.produce(job.messages, source);
   } else {
@@ -398,8 +412,11 @@ class BareRing {
  * One record checksum over a payload in shared memory, as the ring computes it (`word`), or a
  * CRC-32C (what the ring computed before); median of rounds.
  */
-function measureChecksumNs(sizeBytes: number, kind: 'word' | 'crc32c'): number {
-  const buffer = new SharedArrayBuffer(4096);
+function measureChecksumNs(sizeBytes: number, kind: 'wasm' | 'word' | 'crc32c'): number {
+  const memory = allocateSharedWasmMemory(RING_CONTROL_BYTES + 4096);
+  const wasm = memory === undefined ? undefined : wasmRingChecksum(memory);
+  if (kind === 'wasm' && wasm === undefined) return Number.NaN;
+  const buffer = memory?.buffer ?? new SharedArrayBuffer(4096);
   const words = new Int32Array(buffer);
   const bytes = new Uint8Array(buffer);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 17) & 0xff;
@@ -409,7 +426,8 @@ function measureChecksumNs(sizeBytes: number, kind: 'word' | 'crc32c'): number {
   for (let round = 0; round < 40; round++) {
     const start = performance.now();
     // `| 0` as the ring compares it: keeps the result a 32-bit integer (no boxed uint32 per call).
-    if (kind === 'word')
+    if (kind === 'wasm') for (let i = 0; i < iterations; i++) sink ^= wasm!((i & 7) * 8, sizeBytes) | 0;
+    else if (kind === 'word')
       for (let i = 0; i < iterations; i++) sink ^= ringChecksum(words, bytes, (i & 7) * 8, sizeBytes) | 0;
     else
       for (let i = 0; i < iterations; i++)
@@ -427,7 +445,7 @@ function measureSingleThread(sizeBytes: number): {
   ceilingMMsgPerSec: number;
 } {
   const producer = SpscRing.create({ capacityBytes: RING_CAPACITY_BYTES });
-  const consumer = SpscRing.attach(producer.buffer);
+  const consumer = SpscRing.attach(producer.memory);
   const source = new Uint8Array(sizeBytes).fill(7);
   const perRound = Math.floor(RING_CAPACITY_BYTES / 2 / (sizeBytes + 8)); // half a ring: no back-pressure
   const writes: number[] = [];
@@ -518,12 +536,13 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
 /** One thread: where the time per message goes, and the ceiling it sets. */
 function formatCostTable(rows: readonly RingBenchRow[]): string {
   return renderTable(
-    ['size', 'write ns', 'read ns', 'checksum ns', 'CRC-32C ns', 'ceiling M msg/s', 'ceiling/pm'],
+    ['size', 'write ns', 'read ns', 'checksum ns', 'in JS ns', 'CRC-32C ns', 'ceiling M msg/s', 'ceiling/pm'],
     rows.map((row) => [
       `${row.sizeBytes} B`,
       row.writeNsPerMessage.toFixed(0),
       row.readNsPerMessage.toFixed(0),
       row.checksumNsPerMessage.toFixed(0),
+      row.checksumJsNsPerMessage.toFixed(0),
       row.crcNsPerMessage.toFixed(0),
       row.ceilingMMsgPerSec.toFixed(2),
       `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec)).toFixed(1)}×`,
