@@ -16,11 +16,20 @@
  *     at once (each wake-up then pays ~25–30 µs).
  *   - bare ring: what a minimal SAB ring costs (the issue's prototype reached ~15 M msg/s at 64 B
  *     here): fixed slots, head and tail published per batch, spinning consumer, no checksum.
- *   - postMessage copy: the producer posts the same Uint8Array (structured clone copies it);
- *     transfer: a fresh Uint8Array per message, its buffer transferred.
+ *   - bare ring + read: the same, but the consumer also loads one word from every 64-byte line of
+ *     each message. A consumer that uses a message (or verifies its checksum) must pull every line
+ *     from the producer's core; the bare ring's reads only the first, so at 1 KiB it moves 1/16 of
+ *     the lines. This is the floor for any shared-memory ring whose consumer reads the payload.
+ *   - postMessage copy: the producer posts the same Uint8Array (structured clone copies it), the
+ *     consumer takes 'message' events; transfer: a fresh Uint8Array per message, its buffer
+ *     transferred; sync: copy, but the consumer polls `receiveMessageOnPort` in a loop (no event per
+ *     message, like the ring's spinning consumer). The ratios use the fastest of the three.
+ *   The ring is posted as its `memory` (a shared WebAssembly.Memory), so both sides check records
+ *   with the WebAssembly checksum (word-checksum-wasm.ts).
  * A second table measures each side's cost per message on one thread (tryWrite; peek + consume)
- * and the record checksum alone (and CRC-32C, which the ring used before): figures that do not depend on how the two threads get scheduled, and that
- * bound what two threads can reach (1000 / max(write, read) M msg/s with a core each).
+ * and the record checksum alone — as WebAssembly, in JavaScript, and CRC-32C (which the ring used
+ * before): figures that do not depend on how the two threads get scheduled, and that bound what
+ * two threads can reach (1000 / max(write, read) M msg/s with a core each).
  * Each case runs `repetitions` times, interleaved; the table shows medians, and the ratio of the
  * best runs too (interference from other processes only ever slows a run down, so the best run is
  * the least disturbed one; both ratios come from the same run). Threads are not pinned
@@ -35,6 +44,7 @@ import {
   isMainThread,
   type MessagePort,
   MessageChannel as PortChannel,
+  receiveMessageOnPort,
   Worker,
   workerData,
 } from 'node:worker_threads';
@@ -60,7 +70,14 @@ const SPIN_ITERATIONS = DEFAULT_SPIN_ITERATIONS;
 const TARGET_RATIO_VS_POST_MESSAGE = 10;
 const PROTOTYPE_REFERENCE_M_MSG_PER_SEC_64B = 15;
 
-export type RingBenchMode = 'ring-spin' | 'ring-sleep' | 'bare-ring' | 'post-copy' | 'post-transfer';
+export type RingBenchMode =
+  | 'ring-spin'
+  | 'ring-sleep'
+  | 'bare-ring'
+  | 'bare-touch'
+  | 'post-copy'
+  | 'post-transfer'
+  | 'post-sync';
 
 interface ProducerJob {
   readonly role: 'ring-bench-producer';
@@ -82,7 +99,13 @@ export interface RingBenchRow {
   readonly bareRingMMsgPerSec: number;
   readonly postCopyMMsgPerSec: number;
   readonly postTransferMMsgPerSec: number;
-  /** ring (spinning) ÷ the faster postMessage variant. */
+  /** postMessage copy received with `receiveMessageOnPort` in a loop (no event per message). */
+  readonly postSyncMMsgPerSec: number;
+  /** The bare ring whose consumer loads a word from every cache line of each message. */
+  readonly bareTouchMMsgPerSec: number;
+  /** ring (spinning) ÷ that: how far the ring is from a checksum-free ring whose consumer reads the payload. */
+  readonly ringSpinVsBareTouch: number;
+  /** ring (spinning) ÷ the fastest postMessage variant. */
   readonly ringSpinVsPostMessage: number;
   readonly ringSleepVsPostMessage: number;
   /** ring (spinning) ÷ bare ring. */
@@ -134,8 +157,10 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
       'ring-spin': [],
       'ring-sleep': [],
       'bare-ring': [],
+      'bare-touch': [],
       'post-copy': [],
       'post-transfer': [],
+      'post-sync': [],
     };
     let fullEvents = 0;
     let wakeups = 0;
@@ -154,7 +179,11 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
     const singleThread = measureSingleThread(sizeBytes);
     const ringSpin = median(samples['ring-spin']);
     const ringSleep = median(samples['ring-sleep']);
-    const bestPost = Math.max(median(samples['post-copy']), median(samples['post-transfer']));
+    const bestPost = Math.max(
+      median(samples['post-copy']),
+      median(samples['post-transfer']),
+      median(samples['post-sync']),
+    );
     rows.push({
       sizeBytes,
       ringSpinMMsgPerSec: ringSpin,
@@ -162,11 +191,15 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
       bareRingMMsgPerSec: median(samples['bare-ring']),
       postCopyMMsgPerSec: median(samples['post-copy']),
       postTransferMMsgPerSec: median(samples['post-transfer']),
+      postSyncMMsgPerSec: median(samples['post-sync']),
+      bareTouchMMsgPerSec: median(samples['bare-touch']),
+      ringSpinVsBareTouch: ringSpin / median(samples['bare-touch']),
       ringSpinVsPostMessage: ringSpin / bestPost,
       ringSleepVsPostMessage: ringSleep / bestPost,
       ringSpinVsBareRing: ringSpin / median(samples['bare-ring']),
       bestRingSpinVsPostMessage:
-        Math.max(...samples['ring-spin']) / Math.max(...samples['post-copy'], ...samples['post-transfer']),
+        Math.max(...samples['ring-spin']) /
+        Math.max(...samples['post-copy'], ...samples['post-transfer'], ...samples['post-sync']),
       bestRingSpinVsBareRing: Math.max(...samples['ring-spin']) / Math.max(...samples['bare-ring']),
       samples,
       checksumNsPerMessage: measureChecksumNs(sizeBytes, 'wasm'),
@@ -207,7 +240,7 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
       spinIterations: mode === 'ring-spin' ? SPIN_ITERATIONS : 0,
     });
     job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: ring.memory };
-  } else if (mode === 'bare-ring') {
+  } else if (mode === 'bare-ring' || mode === 'bare-touch') {
     bare = new BareRing(BareRing.allocate(RING_CAPACITY_BYTES, sizeBytes), sizeBytes);
     job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: bare.buffer };
   } else {
@@ -222,7 +255,20 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
   while (Atomics.load(flags, 0) === 0) await Promise.race([sleep(1), failed]);
 
   let elapsedMs: number;
-  if (port !== undefined) {
+  if (port !== undefined && mode === 'post-sync') {
+    const consumer = port;
+    const start = release(flags);
+    for (let expected = 0; expected < messages; ) {
+      const received = receiveMessageOnPort(consumer);
+      if (received === undefined) continue;
+      const bytes = received.message as Uint8Array;
+      const sequence = bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24);
+      if (sequence !== expected) throw new Error(`postMessage: got ${sequence}, expected ${expected}`);
+      expected++;
+    }
+    elapsedMs = performance.now() - start;
+    consumer.close();
+  } else if (port !== undefined) {
     const consumer = port;
     const done = new Promise<number>((resolve, reject) => {
       let expected = 0;
@@ -241,7 +287,7 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
     elapsedMs = performance.now() - start;
   } else {
     const start = release(flags);
-    bare!.consume(messages);
+    bare!.consume(messages, mode === 'bare-touch');
     elapsedMs = performance.now() - start;
   }
   const report = await Promise.race([finished, failed]);
@@ -319,14 +365,14 @@ function produce(job: ProducerJob): ProducerReport {
     ring.flush();
     const stats = ring.stats();
     report = { fullEvents: stats.fullEvents, doorbells: stats.doorbells };
-  } else if (job.mode === 'bare-ring') {
+  } else if (job.mode === 'bare-ring' || job.mode === 'bare-touch') {
     const bare = new BareRing(job.ring as SharedArrayBuffer, job.sizeBytes);
     ready();
     bare.produce(job.messages, source);
   } else {
     const port = job.port!;
     ready();
-    if (job.mode === 'post-copy') {
+    if (job.mode === 'post-copy' || job.mode === 'post-sync') {
       for (let sequence = 0; sequence < job.messages; sequence++) {
         writeSequence(source, sequence);
         port.postMessage(source);
@@ -389,9 +435,13 @@ class BareRing {
     Atomics.store(control, 0, tail);
   }
 
-  consume(messages: number): void {
+  /** `touchLines`: also load one word from every 64-byte line of the message, as a consumer that reads it must. */
+  consume(messages: number, touchLines: boolean): void {
     const control = this.#control;
     const slots = this.#slots;
+    const words = new Int32Array(slots.buffer, slots.byteOffset, slots.byteLength >> 2);
+    const slotWords = this.#slotBytes >> 2;
+    let sink = 0;
     let head = 0;
     let tail = 0;
     while (head < messages) {
@@ -400,9 +450,14 @@ class BareRing {
       const sequence =
         slots[offset]! | (slots[offset + 1]! << 8) | (slots[offset + 2]! << 16) | (slots[offset + 3]! << 24);
       if (sequence !== head) throw new Error(`bare ring: got ${sequence}, expected ${head}`);
+      if (touchLines) {
+        const first = offset >> 2;
+        for (let word = 16; word < slotWords; word += 16) sink ^= words[first + word]!;
+      }
       head++;
       if (head % BATCH === 0) Atomics.store(control, 16, head);
     }
+    if (sink === 0.5) console.log(sink); // keep the loads
   }
 }
 
@@ -505,11 +560,14 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
       'ring spin',
       'ring sleep',
       'bare ring',
+      'bare+read',
       'pm copy',
       'pm xfer',
+      'pm sync',
       'spin/pm',
       'sleep/pm',
       'spin/bare',
+      'spin/bare+read',
       'best spin/pm',
       'best spin/bare',
       'msgs/wake',
@@ -520,11 +578,14 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
       row.ringSpinMMsgPerSec.toFixed(2),
       row.ringSleepMMsgPerSec.toFixed(2),
       row.bareRingMMsgPerSec.toFixed(2),
+      row.bareTouchMMsgPerSec.toFixed(2),
       row.postCopyMMsgPerSec.toFixed(3),
       row.postTransferMMsgPerSec.toFixed(3),
+      row.postSyncMMsgPerSec.toFixed(3),
       `${row.ringSpinVsPostMessage.toFixed(1)}×`,
       `${row.ringSleepVsPostMessage.toFixed(1)}×`,
       `${row.ringSpinVsBareRing.toFixed(2)}×`,
+      `${row.ringSpinVsBareTouch.toFixed(2)}×`,
       `${row.bestRingSpinVsPostMessage.toFixed(1)}×`,
       `${row.bestRingSpinVsBareRing.toFixed(2)}×`,
       row.messagesPerWakeup.toFixed(0),
@@ -545,7 +606,7 @@ function formatCostTable(rows: readonly RingBenchRow[]): string {
       row.checksumJsNsPerMessage.toFixed(0),
       row.crcNsPerMessage.toFixed(0),
       row.ceilingMMsgPerSec.toFixed(2),
-      `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec)).toFixed(1)}×`,
+      `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec, row.postSyncMMsgPerSec)).toFixed(1)}×`,
     ]),
   );
 }
@@ -575,7 +636,9 @@ if (!isMainThread && (workerData as { job?: ProducerJob } | null)?.job?.role ===
     );
   }
   console.log(
-    'pm = postMessage on a MessagePort (copy: structured clone; xfer: ArrayBuffer transferred); ' +
+    'pm = postMessage on a MessagePort (copy: structured clone; xfer: ArrayBuffer transferred; sync: copy, ' +
+      'received with receiveMessageOnPort in a loop); bare+read = the bare ring whose consumer loads a word ' +
+      'of every cache line of the message; ' +
       'msgs/wake = messages per consumer wake-up in the sleeping run; best = ratio of the best repetitions.',
   );
   console.log('\nper message on one thread (no contention): write = tryWrite, read = peek + consume, ns');
