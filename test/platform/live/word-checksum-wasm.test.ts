@@ -7,6 +7,7 @@
  * word is caught by a consumer that verifies in WebAssembly.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { RING_CONTROL_BYTES, RING_CORRUPT, SpscRing } from '../../../src/platform/live/channel/ring.ts';
@@ -127,4 +128,30 @@ test('a damaged word is caught by a consumer that verifies in WebAssembly', () =
     ),
     { numRuns: 300, seed: SEED },
   );
+});
+
+test('without shared WebAssembly memory the ring falls back to a SharedArrayBuffer and the JavaScript checksum', () => {
+  // A child process whose WebAssembly.Memory refuses every memory, as an engine without shared
+  // WebAssembly memory would (WebAssembly itself stays: the TypeScript loader needs it).
+  const ringUrl = new URL('../../../src/platform/live/channel/ring.ts', import.meta.url).href;
+  const script = `
+    WebAssembly.Memory = class { constructor() { throw new RangeError('no shared memory here'); } };
+    const { SpscRing } = await import(${JSON.stringify(ringUrl)});
+    const producer = SpscRing.create({ capacityBytes: 1024 });
+    const consumer = SpscRing.attach(producer.memory);
+    const message = new Uint8Array(300).map((_, i) => (i * 7) & 0xff);
+    producer.tryWrite(message);
+    producer.flush();
+    const copy = consumer.read();
+    console.log(JSON.stringify({
+      sab: producer.memory instanceof SharedArrayBuffer,
+      wasm: producer.wasmChecksum || consumer.wasmChecksum,
+      same: copy !== null && copy.every((byte, i) => byte === message[i]) && copy.length === 300,
+    }));`;
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout.trim()), { sab: true, wasm: false, same: true });
 });
