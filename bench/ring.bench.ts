@@ -16,11 +16,20 @@
  *     at once (each wake-up then pays ~25–30 µs).
  *   - bare ring: what a minimal SAB ring costs (the issue's prototype reached ~15 M msg/s at 64 B
  *     here): fixed slots, head and tail published per batch, spinning consumer, no checksum.
- *   - postMessage copy: the producer posts the same Uint8Array (structured clone copies it);
- *     transfer: a fresh Uint8Array per message, its buffer transferred.
+ *   - bare ring + read: the same, but the consumer also loads one word from every 64-byte line of
+ *     each message. A consumer that uses a message (or verifies its checksum) must pull every line
+ *     from the producer's core; the bare ring's reads only the first, so at 1 KiB it moves 1/16 of
+ *     the lines. This is the floor for any shared-memory ring whose consumer reads the payload.
+ *   - postMessage copy: the producer posts the same Uint8Array (structured clone copies it), the
+ *     consumer takes 'message' events; transfer: a fresh Uint8Array per message, its buffer
+ *     transferred; sync: copy, but the consumer polls `receiveMessageOnPort` in a loop (no event per
+ *     message, like the ring's spinning consumer). The ratios use the fastest of the three.
+ *   The ring is posted as its `memory` (a shared WebAssembly.Memory), so both sides check records
+ *   with the WebAssembly checksum (word-checksum-wasm.ts).
  * A second table measures each side's cost per message on one thread (tryWrite; peek + consume)
- * and the record checksum alone (and CRC-32C, which the ring used before): figures that do not depend on how the two threads get scheduled, and that
- * bound what two threads can reach (1000 / max(write, read) M msg/s with a core each).
+ * and the record checksum alone — as WebAssembly, in JavaScript, and CRC-32C (which the ring used
+ * before): figures that do not depend on how the two threads get scheduled, and that bound what
+ * two threads can reach (1000 / max(write, read) M msg/s with a core each).
  * Each case runs `repetitions` times, interleaved; the table shows medians, and the ratio of the
  * best runs too (interference from other processes only ever slows a run down, so the best run is
  * the least disturbed one; both ratios come from the same run). Threads are not pinned
@@ -35,12 +44,23 @@ import {
   isMainThread,
   type MessagePort,
   MessageChannel as PortChannel,
+  receiveMessageOnPort,
   Worker,
   workerData,
 } from 'node:worker_threads';
 import { crc32cWords } from '../src/platform/live/channel/crc32c-words.ts';
-import { DEFAULT_SPIN_ITERATIONS, RING_EMPTY, SpscRing } from '../src/platform/live/channel/ring.ts';
+import {
+  DEFAULT_SPIN_ITERATIONS,
+  RING_CONTROL_BYTES,
+  RING_EMPTY,
+  type RingMemory,
+  SpscRing,
+} from '../src/platform/live/channel/ring.ts';
 import { ringChecksum } from '../src/platform/live/channel/word-checksum.ts';
+import {
+  allocateSharedWasmMemory,
+  wasmRingChecksum,
+} from '../src/platform/live/channel/word-checksum-wasm.ts';
 
 const SIZES = [64, 256, 1024] as const;
 const RING_CAPACITY_BYTES = 256 << 10;
@@ -50,7 +70,14 @@ const SPIN_ITERATIONS = DEFAULT_SPIN_ITERATIONS;
 const TARGET_RATIO_VS_POST_MESSAGE = 10;
 const PROTOTYPE_REFERENCE_M_MSG_PER_SEC_64B = 15;
 
-export type RingBenchMode = 'ring-spin' | 'ring-sleep' | 'bare-ring' | 'post-copy' | 'post-transfer';
+export type RingBenchMode =
+  | 'ring-spin'
+  | 'ring-sleep'
+  | 'bare-ring'
+  | 'bare-touch'
+  | 'post-copy'
+  | 'post-transfer'
+  | 'post-sync';
 
 interface ProducerJob {
   readonly role: 'ring-bench-producer';
@@ -59,7 +86,8 @@ interface ProducerJob {
   readonly messages: number;
   /** [0] producer ready, [1] go. */
   readonly sync: SharedArrayBuffer;
-  readonly ring?: SharedArrayBuffer;
+  /** The ring's `memory` (a WebAssembly.Memory: both sides then check records in WebAssembly), or the bare ring's buffer. */
+  readonly ring?: RingMemory;
   readonly port?: MessagePort;
 }
 
@@ -71,7 +99,13 @@ export interface RingBenchRow {
   readonly bareRingMMsgPerSec: number;
   readonly postCopyMMsgPerSec: number;
   readonly postTransferMMsgPerSec: number;
-  /** ring (spinning) ÷ the faster postMessage variant. */
+  /** postMessage copy received with `receiveMessageOnPort` in a loop (no event per message). */
+  readonly postSyncMMsgPerSec: number;
+  /** The bare ring whose consumer loads a word from every cache line of each message. */
+  readonly bareTouchMMsgPerSec: number;
+  /** ring (spinning) ÷ that: how far the ring is from a checksum-free ring whose consumer reads the payload. */
+  readonly ringSpinVsBareTouch: number;
+  /** ring (spinning) ÷ the fastest postMessage variant. */
   readonly ringSpinVsPostMessage: number;
   readonly ringSleepVsPostMessage: number;
   /** ring (spinning) ÷ bare ring. */
@@ -81,8 +115,10 @@ export interface RingBenchRow {
   readonly bestRingSpinVsBareRing: number;
   /** Every repetition, M msg/s, per case. */
   readonly samples: Readonly<Record<RingBenchMode, readonly number[]>>;
-  /** One thread's time for the ring's record checksum over one message (ns): its share of the budget. */
+  /** One thread's time for the ring's record checksum over one message (ns), as WebAssembly (what both sides run). */
   readonly checksumNsPerMessage: number;
+  /** The same function in JavaScript (what a side attached by its SharedArrayBuffer alone runs). */
+  readonly checksumJsNsPerMessage: number;
   /** The same for CRC-32C (what the ring used before the word checksum), for comparison. */
   readonly crcNsPerMessage: number;
   /**
@@ -121,8 +157,10 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
       'ring-spin': [],
       'ring-sleep': [],
       'bare-ring': [],
+      'bare-touch': [],
       'post-copy': [],
       'post-transfer': [],
+      'post-sync': [],
     };
     let fullEvents = 0;
     let wakeups = 0;
@@ -141,7 +179,11 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
     const singleThread = measureSingleThread(sizeBytes);
     const ringSpin = median(samples['ring-spin']);
     const ringSleep = median(samples['ring-sleep']);
-    const bestPost = Math.max(median(samples['post-copy']), median(samples['post-transfer']));
+    const bestPost = Math.max(
+      median(samples['post-copy']),
+      median(samples['post-transfer']),
+      median(samples['post-sync']),
+    );
     rows.push({
       sizeBytes,
       ringSpinMMsgPerSec: ringSpin,
@@ -149,14 +191,19 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
       bareRingMMsgPerSec: median(samples['bare-ring']),
       postCopyMMsgPerSec: median(samples['post-copy']),
       postTransferMMsgPerSec: median(samples['post-transfer']),
+      postSyncMMsgPerSec: median(samples['post-sync']),
+      bareTouchMMsgPerSec: median(samples['bare-touch']),
+      ringSpinVsBareTouch: ringSpin / median(samples['bare-touch']),
       ringSpinVsPostMessage: ringSpin / bestPost,
       ringSleepVsPostMessage: ringSleep / bestPost,
       ringSpinVsBareRing: ringSpin / median(samples['bare-ring']),
       bestRingSpinVsPostMessage:
-        Math.max(...samples['ring-spin']) / Math.max(...samples['post-copy'], ...samples['post-transfer']),
+        Math.max(...samples['ring-spin']) /
+        Math.max(...samples['post-copy'], ...samples['post-transfer'], ...samples['post-sync']),
       bestRingSpinVsBareRing: Math.max(...samples['ring-spin']) / Math.max(...samples['bare-ring']),
       samples,
-      checksumNsPerMessage: measureChecksumNs(sizeBytes, 'word'),
+      checksumNsPerMessage: measureChecksumNs(sizeBytes, 'wasm'),
+      checksumJsNsPerMessage: measureChecksumNs(sizeBytes, 'word'),
       crcNsPerMessage: measureChecksumNs(sizeBytes, 'crc32c'),
       ...singleThread,
       fullEvents,
@@ -192,8 +239,8 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
       capacityBytes: RING_CAPACITY_BYTES,
       spinIterations: mode === 'ring-spin' ? SPIN_ITERATIONS : 0,
     });
-    job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: ring.buffer };
-  } else if (mode === 'bare-ring') {
+    job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: ring.memory };
+  } else if (mode === 'bare-ring' || mode === 'bare-touch') {
     bare = new BareRing(BareRing.allocate(RING_CAPACITY_BYTES, sizeBytes), sizeBytes);
     job = { role: 'ring-bench-producer', mode, sizeBytes, messages, sync, ring: bare.buffer };
   } else {
@@ -208,7 +255,20 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
   while (Atomics.load(flags, 0) === 0) await Promise.race([sleep(1), failed]);
 
   let elapsedMs: number;
-  if (port !== undefined) {
+  if (port !== undefined && mode === 'post-sync') {
+    const consumer = port;
+    const start = release(flags);
+    for (let expected = 0; expected < messages; ) {
+      const received = receiveMessageOnPort(consumer);
+      if (received === undefined) continue;
+      const bytes = received.message as Uint8Array;
+      const sequence = bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24);
+      if (sequence !== expected) throw new Error(`postMessage: got ${sequence}, expected ${expected}`);
+      expected++;
+    }
+    elapsedMs = performance.now() - start;
+    consumer.close();
+  } else if (port !== undefined) {
     const consumer = port;
     const done = new Promise<number>((resolve, reject) => {
       let expected = 0;
@@ -227,7 +287,7 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
     elapsedMs = performance.now() - start;
   } else {
     const start = release(flags);
-    bare!.consume(messages);
+    bare!.consume(messages, mode === 'bare-touch');
     elapsedMs = performance.now() - start;
   }
   const report = await Promise.race([finished, failed]);
@@ -305,14 +365,14 @@ function produce(job: ProducerJob): ProducerReport {
     ring.flush();
     const stats = ring.stats();
     report = { fullEvents: stats.fullEvents, doorbells: stats.doorbells };
-  } else if (job.mode === 'bare-ring') {
-    const bare = new BareRing(job.ring!, job.sizeBytes);
+  } else if (job.mode === 'bare-ring' || job.mode === 'bare-touch') {
+    const bare = new BareRing(job.ring as SharedArrayBuffer, job.sizeBytes);
     ready();
     bare.produce(job.messages, source);
   } else {
     const port = job.port!;
     ready();
-    if (job.mode === 'post-copy') {
+    if (job.mode === 'post-copy' || job.mode === 'post-sync') {
       for (let sequence = 0; sequence < job.messages; sequence++) {
         writeSequence(source, sequence);
         port.postMessage(source);
@@ -375,9 +435,13 @@ class BareRing {
     Atomics.store(control, 0, tail);
   }
 
-  consume(messages: number): void {
+  /** `touchLines`: also load one word from every 64-byte line of the message, as a consumer that reads it must. */
+  consume(messages: number, touchLines: boolean): void {
     const control = this.#control;
     const slots = this.#slots;
+    const words = new Int32Array(slots.buffer, slots.byteOffset, slots.byteLength >> 2);
+    const slotWords = this.#slotBytes >> 2;
+    let sink = 0;
     let head = 0;
     let tail = 0;
     while (head < messages) {
@@ -386,9 +450,14 @@ class BareRing {
       const sequence =
         slots[offset]! | (slots[offset + 1]! << 8) | (slots[offset + 2]! << 16) | (slots[offset + 3]! << 24);
       if (sequence !== head) throw new Error(`bare ring: got ${sequence}, expected ${head}`);
+      if (touchLines) {
+        const first = offset >> 2;
+        for (let word = 16; word < slotWords; word += 16) sink ^= words[first + word]!;
+      }
       head++;
       if (head % BATCH === 0) Atomics.store(control, 16, head);
     }
+    if (sink === 0.5) console.log(sink); // keep the loads
   }
 }
 
@@ -398,8 +467,11 @@ class BareRing {
  * One record checksum over a payload in shared memory, as the ring computes it (`word`), or a
  * CRC-32C (what the ring computed before); median of rounds.
  */
-function measureChecksumNs(sizeBytes: number, kind: 'word' | 'crc32c'): number {
-  const buffer = new SharedArrayBuffer(4096);
+function measureChecksumNs(sizeBytes: number, kind: 'wasm' | 'word' | 'crc32c'): number {
+  const memory = allocateSharedWasmMemory(RING_CONTROL_BYTES + 4096);
+  const wasm = memory === undefined ? undefined : wasmRingChecksum(memory);
+  if (kind === 'wasm' && wasm === undefined) return Number.NaN;
+  const buffer = memory?.buffer ?? new SharedArrayBuffer(4096);
   const words = new Int32Array(buffer);
   const bytes = new Uint8Array(buffer);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 17) & 0xff;
@@ -409,7 +481,8 @@ function measureChecksumNs(sizeBytes: number, kind: 'word' | 'crc32c'): number {
   for (let round = 0; round < 40; round++) {
     const start = performance.now();
     // `| 0` as the ring compares it: keeps the result a 32-bit integer (no boxed uint32 per call).
-    if (kind === 'word')
+    if (kind === 'wasm') for (let i = 0; i < iterations; i++) sink ^= wasm!((i & 7) * 8, sizeBytes) | 0;
+    else if (kind === 'word')
       for (let i = 0; i < iterations; i++) sink ^= ringChecksum(words, bytes, (i & 7) * 8, sizeBytes) | 0;
     else
       for (let i = 0; i < iterations; i++)
@@ -427,7 +500,7 @@ function measureSingleThread(sizeBytes: number): {
   ceilingMMsgPerSec: number;
 } {
   const producer = SpscRing.create({ capacityBytes: RING_CAPACITY_BYTES });
-  const consumer = SpscRing.attach(producer.buffer);
+  const consumer = SpscRing.attach(producer.memory);
   const source = new Uint8Array(sizeBytes).fill(7);
   const perRound = Math.floor(RING_CAPACITY_BYTES / 2 / (sizeBytes + 8)); // half a ring: no back-pressure
   const writes: number[] = [];
@@ -487,11 +560,14 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
       'ring spin',
       'ring sleep',
       'bare ring',
+      'bare+read',
       'pm copy',
       'pm xfer',
+      'pm sync',
       'spin/pm',
       'sleep/pm',
       'spin/bare',
+      'spin/bare+read',
       'best spin/pm',
       'best spin/bare',
       'msgs/wake',
@@ -502,11 +578,14 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
       row.ringSpinMMsgPerSec.toFixed(2),
       row.ringSleepMMsgPerSec.toFixed(2),
       row.bareRingMMsgPerSec.toFixed(2),
+      row.bareTouchMMsgPerSec.toFixed(2),
       row.postCopyMMsgPerSec.toFixed(3),
       row.postTransferMMsgPerSec.toFixed(3),
+      row.postSyncMMsgPerSec.toFixed(3),
       `${row.ringSpinVsPostMessage.toFixed(1)}×`,
       `${row.ringSleepVsPostMessage.toFixed(1)}×`,
       `${row.ringSpinVsBareRing.toFixed(2)}×`,
+      `${row.ringSpinVsBareTouch.toFixed(2)}×`,
       `${row.bestRingSpinVsPostMessage.toFixed(1)}×`,
       `${row.bestRingSpinVsBareRing.toFixed(2)}×`,
       row.messagesPerWakeup.toFixed(0),
@@ -518,15 +597,16 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
 /** One thread: where the time per message goes, and the ceiling it sets. */
 function formatCostTable(rows: readonly RingBenchRow[]): string {
   return renderTable(
-    ['size', 'write ns', 'read ns', 'checksum ns', 'CRC-32C ns', 'ceiling M msg/s', 'ceiling/pm'],
+    ['size', 'write ns', 'read ns', 'checksum ns', 'in JS ns', 'CRC-32C ns', 'ceiling M msg/s', 'ceiling/pm'],
     rows.map((row) => [
       `${row.sizeBytes} B`,
       row.writeNsPerMessage.toFixed(0),
       row.readNsPerMessage.toFixed(0),
       row.checksumNsPerMessage.toFixed(0),
+      row.checksumJsNsPerMessage.toFixed(0),
       row.crcNsPerMessage.toFixed(0),
       row.ceilingMMsgPerSec.toFixed(2),
-      `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec)).toFixed(1)}×`,
+      `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec, row.postSyncMMsgPerSec)).toFixed(1)}×`,
     ]),
   );
 }
@@ -556,7 +636,9 @@ if (!isMainThread && (workerData as { job?: ProducerJob } | null)?.job?.role ===
     );
   }
   console.log(
-    'pm = postMessage on a MessagePort (copy: structured clone; xfer: ArrayBuffer transferred); ' +
+    'pm = postMessage on a MessagePort (copy: structured clone; xfer: ArrayBuffer transferred; sync: copy, ' +
+      'received with receiveMessageOnPort in a loop); bare+read = the bare ring whose consumer loads a word ' +
+      'of every cache line of the message; ' +
       'msgs/wake = messages per consumer wake-up in the sleeping run; best = ratio of the best repetitions.',
   );
   console.log('\nper message on one thread (no contention): write = tryWrite, read = peek + consume, ns');

@@ -41,7 +41,8 @@ function startProducer(
 ): { sync: Int32Array; done: Promise<RingStats>; worker: Worker } {
   const syncBuffer = new SharedArrayBuffer(8);
   const job: ProducerJob = {
-    buffer: ring.buffer,
+    // The memory: both threads check records with the WebAssembly checksum (word-checksum-wasm.ts).
+    buffer: ring.memory,
     messages: MESSAGES,
     batch: 16,
     seed: SEED,
@@ -67,7 +68,8 @@ function busyWait(ms: number): void {
 
 async function runScenario(scenario: Scenario): Promise<void> {
   const ring = SpscRing.create({ capacityBytes: CAPACITY_BYTES, spinIterations: scenario.spinIterations });
-  const consumer = SpscRing.attach(ring.buffer, { spinIterations: scenario.spinIterations });
+  const consumer = SpscRing.attach(ring.memory, { spinIterations: scenario.spinIterations });
+  assert.equal(consumer.wasmChecksum, true);
   const max = consumer.maxMessageBytes;
   const { sync, done, worker } = startProducer(ring, scenario);
   const failed = done.then(

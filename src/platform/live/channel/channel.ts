@@ -15,7 +15,7 @@
  */
 
 import { ConfigError } from '../../../errors.ts';
-import { SpscRing } from './ring.ts';
+import { type RingMemory, SpscRing } from './ring.ts';
 
 /** How a wait ended: something to do (`ready`), nothing within the time, or the channel is shut. */
 export type ChannelWaitResult = 'ready' | 'timed-out' | 'closed';
@@ -75,10 +75,14 @@ export interface MessageChannel {
   stats(): ChannelStats;
 }
 
-/** What to post to the thread that will hold the other end (both buffers are SharedArrayBuffers). */
+/**
+ * What to post to the thread that will hold the other end: each ring's shared memory (a
+ * `WebAssembly.Memory`, so that end checks records with the WebAssembly checksum too, or a
+ * SharedArrayBuffer; ring.ts, `RingMemory`).
+ */
 export interface SharedChannelDescriptor {
-  readonly sendBuffer: SharedArrayBuffer;
-  readonly receiveBuffer: SharedArrayBuffer;
+  readonly sendBuffer: RingMemory;
+  readonly receiveBuffer: RingMemory;
 }
 
 export interface SharedChannelOptions {
@@ -131,7 +135,7 @@ export class SharedChannelEndpoint implements MessageChannel {
 
   /** Post this to the worker that will use this end; `attach` it there (and stop using this object here). */
   get descriptor(): SharedChannelDescriptor {
-    return { sendBuffer: this.#sendRing.buffer, receiveBuffer: this.#receiveRing.buffer };
+    return { sendBuffer: this.#sendRing.memory, receiveBuffer: this.#receiveRing.memory };
   }
 
   get sendRing(): SpscRing {
@@ -254,8 +258,8 @@ export function createSharedChannelPair(options: SharedChannelOptions): SharedCh
   const attachOptions =
     options.spinIterations === undefined ? {} : { spinIterations: options.spinIterations };
   return {
-    nic: SharedChannelEndpoint.fromRings(nicToHost, SpscRing.attach(hostToNic.buffer, attachOptions)),
-    host: SharedChannelEndpoint.fromRings(hostToNic, SpscRing.attach(nicToHost.buffer, attachOptions)),
+    nic: SharedChannelEndpoint.fromRings(nicToHost, SpscRing.attach(hostToNic.memory, attachOptions)),
+    host: SharedChannelEndpoint.fromRings(hostToNic, SpscRing.attach(nicToHost.memory, attachOptions)),
   };
 }
 

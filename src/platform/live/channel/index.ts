@@ -31,6 +31,7 @@ export {
   RING_MAX_CAPACITY_BYTES,
   RING_MIN_CAPACITY_BYTES,
   RING_TARGET_TOO_SMALL,
+  type RingMemory,
   type RingPositions,
   type RingStats,
   type RingWaitResult,

@@ -23,7 +23,7 @@ import { IpipeError } from '../../../errors.ts';
 import type { ActorId } from '../../../ids.ts';
 import { ActorInstance, type ActorPorts } from '../../../runtime/actor-instance.ts';
 import { DmoStateStore } from '../../../runtime/dmo-state-store.ts';
-import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
+import { RING_CORRUPT, RING_EMPTY, type RingMemory, SpscRing } from '../channel/ring.ts';
 import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { wallNs } from './clock.ts';
 import {
@@ -44,8 +44,9 @@ import {
 export interface CoreWorkerData {
   readonly entry: string;
   readonly domainBuffer: SharedArrayBuffer;
-  readonly workRing: SharedArrayBuffer;
-  readonly resultRing: SharedArrayBuffer;
+  /** The rings' `memory` (WebAssembly.Memory where there is one: the core checks records in WebAssembly too). */
+  readonly workRing: RingMemory;
+  readonly resultRing: RingMemory;
   readonly catalog: readonly CatalogEntry[];
   readonly core: number;
   readonly spinIterations: number;

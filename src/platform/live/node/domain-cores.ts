@@ -311,8 +311,8 @@ export class DomainCores {
     const data: CoreWorkerData = {
       entry: WORKER_ENTRY,
       domainBuffer: this.#options.domainBuffer,
-      workRing: work.buffer,
-      resultRing: results.buffer,
+      workRing: work.memory,
+      resultRing: results.memory,
       catalog: this.#options.catalog,
       core,
       spinIterations,
