@@ -48,7 +48,8 @@ export interface LiveAppOffloadOptions {
 
 interface NodeStats {
   readonly handlerNs: { readonly nic: number; readonly host: number };
-  readonly migrations: readonly unknown[];
+  /** Migrations over the node's life (its `migrations` list keeps only the last 256). */
+  readonly migrationsTotal: number;
   readonly executed: Readonly<Record<string, { readonly nic: number; readonly host: number }>>;
 }
 
@@ -206,7 +207,7 @@ async function runPoint(
         }
         entry.host += (now.handlerNs.host - was.handlerNs.host) / windowNs;
         entry.nic += (now.handlerNs.nic - was.handlerNs.nic) / windowNs;
-        entry.migrations += now.migrations.length - was.migrations.length;
+        entry.migrations += now.migrationsTotal - was.migrationsTotal;
         entry.nodes++;
         roles.set(role, entry);
       });

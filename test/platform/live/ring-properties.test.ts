@@ -327,4 +327,25 @@ describe('SpscRing (one thread, model-checked)', () => {
     const ring = SpscRing.create({ capacityBytes: 256 });
     assert.equal(SpscRing.attach(ring.buffer).capacityBytes, 256);
   });
+
+  test('attach refuses a header whose capacity does not match the memory it lies in', () => {
+    // A ring in an exact-size SharedArrayBuffer (the fallback's shape), its header rewritten.
+    const header = (capacityBytes: number, bufferBytes: number): SharedArrayBuffer => {
+      const model = SpscRing.create({ capacityBytes: 1024 });
+      const buffer = new SharedArrayBuffer(bufferBytes);
+      new Uint8Array(buffer).set(new Uint8Array(model.buffer, 0, RING_CONTROL_BYTES));
+      new Int32Array(buffer)[2] = capacityBytes; // the capacity word
+      return buffer;
+    };
+    assert.equal(SpscRing.attach(header(1024, RING_CONTROL_BYTES + 1024)).capacityBytes, 1024);
+    assert.equal(SpscRing.attach(header(1024, 65_536)).capacityBytes, 1024, 'rounded up to a page');
+    for (const [capacity, bytes, why] of [
+      [96, RING_CONTROL_BYTES + 96, 'not a power of two'],
+      [512, RING_CONTROL_BYTES + 1024, 'halved: the data area is bigger than the header says'],
+      [2048, RING_CONTROL_BYTES + 1024, 'larger than the memory'],
+      [32, RING_CONTROL_BYTES + 32, 'below the minimum'],
+    ] as const) {
+      assert.throws(() => SpscRing.attach(header(capacity, bytes)), ConfigError, why);
+    }
+  });
 });

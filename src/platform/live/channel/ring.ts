@@ -4,8 +4,9 @@
  * each two one-way ring buffers"; batched, non-blocking sends; a lazy head update — the consumer
  * tells the producer when it has consumed half the ring; a 4-byte checksum on every message).
  *
- * One thread produces, one consumes; each attaches its own `SpscRing` object to the same buffer
- * (`SpscRing.create` on one side, `SpscRing.attach(buffer)` on the other, after posting the buffer).
+ * One thread produces, one consumes; each attaches its own `SpscRing` object to the same memory
+ * (`SpscRing.create` on one side, `SpscRing.attach(memory)` on the other, after posting
+ * `ring.memory`: a shared WebAssembly.Memory where the engine gives one, else the SharedArrayBuffer).
  *
  * ## Layout
  *
@@ -320,7 +321,7 @@ export class SpscRing {
     this.#headRequested = Atomics.load(this.#control, W_HEAD_REQUEST) !== 0;
   }
 
-  /** Allocates a fresh ring. Post `ring.buffer` to the other thread and `SpscRing.attach` it there. */
+  /** Allocates a fresh ring. Post `ring.memory` to the other thread and `SpscRing.attach` it there. */
   static create(options: SpscRingOptions): SpscRing {
     const capacityBytes = options.capacityBytes;
     if (
@@ -360,12 +361,15 @@ export class SpscRing {
     }
     const control = new Int32Array(buffer, 0, RING_CONTROL_BYTES >> 2);
     const capacityBytes = control[W_CAPACITY]!;
-    // A WebAssembly memory is whole pages, so the data area may end before the buffer does.
+    // The buffer is exactly the control block and the data area, or that rounded up to whole
+    // 64 KiB pages (a WebAssembly memory); anything else is a damaged or foreign header.
+    const exactBytes = RING_CONTROL_BYTES + capacityBytes;
     if (
       Atomics.load(control, W_MAGIC) !== RING_MAGIC ||
       control[W_VERSION] !== LAYOUT_VERSION ||
-      !(capacityBytes >= RING_MIN_CAPACITY_BYTES && (capacityBytes & (capacityBytes - 1)) === 0) ||
-      capacityBytes > buffer.byteLength - RING_CONTROL_BYTES
+      !(capacityBytes >= RING_MIN_CAPACITY_BYTES && capacityBytes <= RING_MAX_CAPACITY_BYTES) ||
+      (capacityBytes & (capacityBytes - 1)) !== 0 ||
+      (buffer.byteLength !== exactBytes && buffer.byteLength !== Math.ceil(exactBytes / 65_536) * 65_536)
     ) {
       throw new ConfigError(
         'buffer',

@@ -10,8 +10,8 @@
  * machine class (docs/ring-throughput.md). The function is the same, bit for bit, as
  * `ringChecksum`: a ring side that has only the `SharedArrayBuffer` (an older caller that posted
  * `ring.buffer`) keeps using the JavaScript version, and the two sides still agree
- * (test/platform/live/word-checksum.test.ts compares them at every length 0–300 and at random
- * lengths up to 4 KiB).
+ * (test/platform/live/word-checksum-wasm.test.ts compares them at every length 0–300 and at
+ * random lengths up to 4 KiB).
  *
  * The module is assembled here from named opcodes rather than shipped as a binary, so it can be
  * read next to the JavaScript it mirrors; it is compiled once per thread, and instantiated once per
@@ -52,14 +52,27 @@ const K4 = 0x27d4eb2f | 0;
  * the engine has no shared WebAssembly memory (the ring then uses a plain SharedArrayBuffer).
  */
 export function allocateSharedWasmMemory(bytes: number): SharedWasmMemory | undefined {
-  if (wasmApi === undefined) return undefined;
+  if (wasmApi === undefined || wasmMemoryRefused) return undefined;
   const pages = Math.ceil(bytes / PAGE_BYTES);
   if (pages > MAX_PAGES) return undefined;
   try {
     return new wasmApi.Memory({ initial: pages, maximum: pages, shared: true });
   } catch {
+    // Each shared WebAssembly memory reserves ~10 GiB of address space (its guard region); where
+    // that fails (RLIMIT_AS, a 39-bit arm64 address space, very many rings) V8 first runs three
+    // full collections, so a refusal is remembered and later rings go straight to a
+    // SharedArrayBuffer (JavaScript checksum) instead of paying that on every ring.
+    wasmMemoryRefused = true;
     return undefined;
   }
+}
+
+/** Set once the engine refused a shared WebAssembly memory (see `allocateSharedWasmMemory`). */
+let wasmMemoryRefused = false;
+
+/** Whether a shared WebAssembly memory was refused in this thread (rings then use JavaScript). */
+export function sharedWasmMemoryRefused(): boolean {
+  return wasmMemoryRefused;
 }
 
 /** True for a `WebAssembly.Memory` (as posted from another thread). */

@@ -112,7 +112,8 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
   // The first requests run cold (module loading, the JIT: an echo's first took 4.8 ms against
   // ~10 µs warm) and every request queued behind them waits as long; as the first samples of a
   // running mean they pushed a node's actors to the host at its first requests. 256 completions
-  // is the FCFS latency EWMA's own warm-up (1/latencyEwmaWeight), after which it is an EWMA.
+  // is the default FCFS latency EWMA's own warm-up (1/latencyEwmaWeight), after which it is an
+  // EWMA (a node that overrides the weight should set this to match).
   pushWarmupCompletions: 256,
 });
 

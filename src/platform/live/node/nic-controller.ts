@@ -999,9 +999,21 @@ export class NicController {
   #apply(decisions: readonly Decision[]): void {
     for (const decision of decisions) {
       this.decisions.push(decision);
-      this.onDecision?.(decision);
       if (decision.kind === 'migrate')
         this.#beginMigration(decision.actor, decision.to, decision.trigger, () => {});
+    }
+    // After the migrations began: the scheduler already counts them in flight, so an observer that
+    // throws must not stop them (nor escape into the result handling that called this).
+    const observe = this.onDecision;
+    if (observe === undefined) return;
+    for (const decision of decisions) {
+      try {
+        observe(decision);
+      } catch (error) {
+        process.stderr.write(
+          `ipipe: the onDecision observer failed (${String(error)}); the decision stands\n`,
+        );
+      }
     }
   }
 

@@ -40,7 +40,7 @@ import {
   askWithin as ask,
   BASE_KEYS,
   call,
-  commitThrough as commit,
+  commitThrough,
   delMessage as del,
   deployElecting,
   deployGroup,
@@ -55,6 +55,10 @@ type Ref = ActorRef<RkvMessage, RkvMessage>;
 const US = 1_000;
 const MS = 1_000_000;
 const SEED = Number(process.env['IPIPE_TEST_SEED'] ?? 20261122);
+
+/** A command through replica `at`, acknowledged within 20 tries of 300 µs (this file's bound). */
+const commit = (d: RkvSimDeployment, at: number, message: RkvMessage): RkvMessage =>
+  commitThrough(d, at, message, 20);
 
 /** key index → its value, or null once deleted (absent from the map: never touched). */
 type Model = Map<number, Uint8Array | null>;
