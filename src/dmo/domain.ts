@@ -119,6 +119,12 @@ export class DmoDomain {
   static create(options: DmoDomainOptions): DmoDomain {
     const totalBytes = DmoDomain.bytesFor(options);
     const shared = options.shared === true;
+    if (shared && typeof SharedArrayBuffer === 'undefined') {
+      throw new ConfigError(
+        'shared',
+        'needs SharedArrayBuffer, which this JavaScript runtime does not provide',
+      );
+    }
     // See the header: not counted by V8's external-memory pacing, whether shared or not.
     const buffer =
       typeof SharedArrayBuffer === 'undefined'
@@ -140,6 +146,13 @@ export class DmoDomain {
    * view could corrupt its allocator.
    */
   static attach(buffer: DomainBuffer): DmoDomain {
+    if (typeof SharedArrayBuffer === 'undefined' || !(buffer instanceof SharedArrayBuffer)) {
+      throw new ConfigError(
+        'buffer',
+        'is a plain ArrayBuffer, which no second view can share: attach the `buffer` of a domain ' +
+          'created with DmoDomain.create({ ..., shared: true })',
+      );
+    }
     if (buffer.byteLength < DOMAIN_HEADER_BYTES || buffer.byteLength % 8 !== 0) {
       throw new ConfigError('buffer', `${buffer.byteLength} bytes cannot hold a DMO domain`);
     }

@@ -107,6 +107,16 @@ test('attach refuses buffers that are not a DMO domain', () => {
   const domain = makeDomain();
   const truncated = domain.buffer.slice(0, domain.buffer.byteLength - 16);
   throwsCode(() => DmoDomain.attach(truncated), 'IPIPE_ERR_CONFIG_INVALID');
+  // A shared domain's bytes copied into a plain ArrayBuffer: a header that says "shared", in memory
+  // no other thread can see — attaching it would give a second, diverging domain.
+  const sharedDomain = makeDomain({ shared: true });
+  const copy = new ArrayBuffer(sharedDomain.buffer.byteLength);
+  new Uint8Array(copy).set(new Uint8Array(sharedDomain.buffer));
+  assert.throws(
+    () => DmoDomain.attach(copy),
+    (error: unknown) =>
+      isIpipeError(error, 'IPIPE_ERR_CONFIG_INVALID') && /plain ArrayBuffer/.test(error.message),
+  );
 });
 
 test('attach refuses the buffer of a domain created without shared: true (it takes no locks)', () => {
