@@ -21,5 +21,5 @@ if (!existsSync(built)) {
     // No tsx: actor modules must be JavaScript.
   }
 }
-const { main } = await import(pathToFileURL(entry).href);
-process.exitCode = await main(process.argv.slice(2));
+const { runCli } = await import(pathToFileURL(entry).href);
+await runCli(process.argv.slice(2));

@@ -345,9 +345,40 @@ function buildProgram(): Command {
   return program as unknown as Command;
 }
 
+/**
+ * Set when a command ended by an error rather than by returning: it may have left threads or
+ * sockets open (a node that started before its admin port failed), which must not keep the
+ * process alive.
+ */
+let abortedByError = false;
+
+/** Hints for the operating-system errors a user's input most often causes. */
+const SYSTEM_ERROR_HINTS: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'that host name does not resolve: check it, or give an IP address',
+  EAI_AGAIN: 'that host name could not be resolved now: check it, or give an IP address',
+  EADDRINUSE: 'that port is in use: pick another',
+  EADDRNOTAVAIL: 'that address is not one of this machine’s: pick one it has (e.g. 127.0.0.1)',
+  ECONNREFUSED: 'nothing listens there: start the other side first, or check the address',
+  EACCES: 'permission denied: pick another port (≥ 1024) or path',
+  ENOENT: 'no such file or directory: check the path',
+  EEXIST: 'something is already at that path: pick another',
+  ENOTDIR: 'a file stands where a directory is needed: pick another path',
+};
+
+/** An operating-system error (a `code` like ENOTFOUND and a `syscall`) as one line, or undefined. */
+function systemErrorLine(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { code, syscall } = error as Error & { code?: unknown; syscall?: unknown };
+  if (typeof code !== 'string' || typeof syscall !== 'string' || !/^E[A-Z0-9_]+$/.test(code))
+    return undefined;
+  const hint = SYSTEM_ERROR_HINTS[code];
+  return hint === undefined ? error.message : `${error.message} — ${hint}`;
+}
+
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
+  abortedByError = false;
   try {
     actionExit = EXIT_OK;
     await program.parseAsync([...argv], { from: 'user' });
@@ -358,6 +389,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT_OK;
       if (error.code === 'commander.help') return EXIT_OK;
       return EXIT_USAGE;
+    }
+    abortedByError = true;
+    const system = systemErrorLine(error);
+    if (system !== undefined) {
+      process.stderr.write(`ipipe: ${system}\n`);
+      return EXIT_ENVIRONMENT;
     }
     if (error instanceof IpipeError) {
       process.stderr.write(`ipipe: ${error.message} [${error.code}]\n`);
@@ -371,18 +408,29 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/**
+ * Runs the CLI as a process: sets the exit code, and after an error (or an environment failure,
+ * exit 3) lets the process exit even if the failed command left threads or sockets open — a
+ * moment to flush output first, through a timer that fires only if something else keeps the
+ * process alive. bin/ipipe.mjs and `tsx src/cli/main.ts` both come here.
+ */
+export async function runCli(argv: readonly string[]): Promise<void> {
+  const exitSoon = (code: number): void => {
+    process.exitCode = code;
+    setTimeout(() => process.exit(code), 1_000).unref();
+  };
+  try {
+    const code = await main(argv);
+    if (abortedByError || code === EXIT_ENVIRONMENT) exitSoon(code);
+    else process.exitCode = code;
+  } catch (error) {
+    process.stderr.write(
+      `ipipe: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    exitSoon(EXIT_ENVIRONMENT);
+  }
+}
+
 const invokedDirectly =
   process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (invokedDirectly) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `ipipe: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = EXIT_ENVIRONMENT;
-    },
-  );
-}
+if (invokedDirectly) await runCli(process.argv.slice(2));

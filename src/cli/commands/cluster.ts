@@ -200,6 +200,16 @@ export async function clusterDownCommand(options: { dataDir: string; json: boole
 
 /** `cluster status`: the state file, with each process's liveness. */
 export function clusterStatusCommand(options: { dataDir: string; json: boolean }): number {
+  if (
+    !existsSync(join(options.dataDir, 'cluster-state.json')) &&
+    existsSync(join(options.dataDir, 'actor-cluster-state.json'))
+  ) {
+    // An RTA or DT cluster (cluster-actors.ts) keeps another state file: status covers RKV only.
+    throw new UsageError(
+      `${resolve(options.dataDir)} holds an RTA or DT cluster; \`cluster status\` covers RKV clusters only: ` +
+        '`cluster down --data-dir` stops it, and each of its nodes answers /stats on its admin port',
+    );
+  }
   const state = readClusterState(options.dataDir);
   const alive = (pid: number): boolean => {
     try {

@@ -8,7 +8,7 @@
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../../errors.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 import { actorId } from '../../ids.ts';
 import { connectTcpChannel, listenTcpChannel } from '../../platform/live/channel/tcp-channel.ts';
 import { nodeOptionsFor, readClusterFile } from '../../platform/live/cluster/cluster-file.ts';
@@ -39,12 +39,37 @@ export interface RunOptions {
   readonly json: boolean;
 }
 
-/** The catalog of every actor definition `module` exports, ids 1, 2, … in export order. */
+/** Why a user's actor module would not load, as a usage error with the likely fix. */
+function moduleLoadError(module: string, error: unknown): UsageError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const first = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  if (code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM') {
+    return new UsageError(
+      `cannot load ${module}: it was loaded as CommonJS (${code}); put it in a package whose package.json ` +
+        'says "type": "module", or name it .mts',
+    );
+  }
+  return new UsageError(`cannot load ${module}: ${first} (fix the module, or give another path)`);
+}
+
+/** The catalog of every actor definition `module` exports, ids 1, 2, … in the export names' alphabetical order. */
 export async function catalogOf(module: string): Promise<CatalogEntry[]> {
   const path = resolve(module);
   if (!existsSync(path))
     throw new UsageError(`no such module: ${module} (give the path of a file that exports actors)`);
-  const found = await discoverDefinitions(path);
+  let found: Awaited<ReturnType<typeof discoverDefinitions>>;
+  try {
+    found = await discoverDefinitions(path);
+  } catch (error) {
+    throw moduleLoadError(module, error);
+  }
+  if (found.length === 0 && found.lookalikes !== undefined) {
+    throw new UsageError(
+      `${module} exports ${found.lookalikes.join(', ')}, shaped like actor definitions but made by another ` +
+        "copy of ipipe's actor API — most often the file was loaded as CommonJS: put it in a package whose " +
+        'package.json says "type": "module" (or name it .mts), and import defineActor from the same ipipe',
+    );
+  }
   if (found.length === 0) {
     throw new UsageError(`${module} exports no actor definitions: export what defineActor returns`);
   }
@@ -135,10 +160,20 @@ export async function runCommand(options: RunOptions): Promise<number> {
   const { live, hosted: catalog } = await liveSetup(options);
   const node = await LiveNode.start(live);
   node.nic.onDecision = printDecision;
-  const admin =
-    options.metricsPort === undefined
-      ? undefined
-      : await startAdminServer(node, options.metricsPort, options.address);
+  let admin: Awaited<ReturnType<typeof startAdminServer>> | undefined;
+  if (options.metricsPort !== undefined) {
+    try {
+      admin = await startAdminServer(node, options.metricsPort, options.address);
+    } catch (error) {
+      // The node already serves (threads, a socket): stop it, or the process would never exit.
+      await node.stop();
+      throw new ConfigError(
+        'metricsPort',
+        `cannot listen on ${options.address}:${options.metricsPort} for /metrics (${(error as Error).message}); ` +
+          'pick another --metrics-port',
+      );
+    }
+  }
   const banner = {
     schemaVersion: 1,
     udp: node.address,
@@ -230,22 +265,39 @@ export async function migrateCommand(options: {
   to: Domain;
   json: boolean;
 }): Promise<number> {
-  const url = new URL('/migrate', options.admin);
+  let url: URL;
+  try {
+    url = new URL('/migrate', options.admin);
+  } catch {
+    throw new UsageError(
+      `--admin must be the node's admin URL, e.g. http://127.0.0.1:9464 (its --metrics-port), got "${options.admin}"`,
+    );
+  }
   url.searchParams.set('actor', options.actor);
   url.searchParams.set('to', options.to);
   let response: Response;
   try {
-    response = await fetch(url, { method: 'POST' });
+    // A migration takes milliseconds (bench/RESULTS.md: 32 MiB in ~10 ms); 10 s without an answer
+    // means --admin names something other than a node's admin endpoint.
+    response = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(10_000) });
   } catch (error) {
+    const why =
+      error instanceof Error && error.name === 'TimeoutError' ? 'no answer within 10 s' : String(error);
     process.stderr.write(
-      `ipipe: cannot reach ${options.admin}: ${String(error)} (is the node running with --metrics-port?)\n`,
+      `ipipe: cannot reach ${options.admin}: ${why} (is the node running with --metrics-port?)\n`,
     );
     return 3;
   }
-  const body = (await response.json()) as {
-    migration?: { phasesMs: Record<string, number>; stateBytes: number };
-    error?: string;
-  };
+  let body: { migration?: { phasesMs: Record<string, number>; stateBytes: number }; error?: string };
+  try {
+    body = (await response.json()) as typeof body;
+  } catch {
+    process.stderr.write(
+      `ipipe: ${options.admin} answered ${response.status} but not as an ipipe node's admin endpoint ` +
+        '(is --admin the port the node was started with as --metrics-port?)\n',
+    );
+    return 3;
+  }
   if (!response.ok || !body.migration) {
     process.stderr.write(`ipipe: migration refused: ${body.error ?? response.statusText}\n`);
     return response.status === 404 || response.status === 400 ? 2 : 1;

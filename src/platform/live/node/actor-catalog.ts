@@ -47,15 +47,30 @@ export async function loadDefinitions(entries: readonly CatalogEntry[]): Promise
   return definitions;
 }
 
-/** Every actor definition a module exports, with its export name (for `ipipe run <module>`). */
+/**
+ * Every actor definition a module exports, with its export name (for `ipipe run <module>`), in the
+ * alphabetical order of the export names (a module namespace lists its exports that way, whatever
+ * their order in the source). `lookalikes` names exports that have an actor definition's shape but
+ * were not made by this copy of `defineActor` — a second instance of the actor API, as when a file
+ * outside an ESM package is loaded as CommonJS.
+ */
 export async function discoverDefinitions(
   module: string,
-): Promise<{ exportName: string; definition: AnyActorDefinition }[]> {
+): Promise<{ exportName: string; definition: AnyActorDefinition }[] & { lookalikes?: string[] }> {
   const url = module.startsWith('file:') ? module : pathToFileURL(module).href;
   const exports = (await import(url)) as Record<string, unknown>;
-  const found: { exportName: string; definition: AnyActorDefinition }[] = [];
+  const found: { exportName: string; definition: AnyActorDefinition }[] & { lookalikes?: string[] } = [];
+  const lookalikes: string[] = [];
   for (const [exportName, value] of Object.entries(exports)) {
     if (isActorDefinition(value)) found.push({ exportName, definition: value });
+    else if (looksLikeActorDefinition(value)) lookalikes.push(exportName);
   }
+  if (lookalikes.length > 0) found.lookalikes = lookalikes;
   return found;
+}
+
+function looksLikeActorDefinition(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { name?: unknown; exec?: unknown };
+  return typeof candidate.name === 'string' && typeof candidate.exec === 'function';
 }

@@ -320,6 +320,15 @@ export class NicController {
   migrate(actor: ActorId, to: Domain, trigger = 'forced'): Promise<LiveMigrationRecord> {
     return new Promise((resolve, reject) => {
       try {
+        if (this.domainOf(actor) === to) {
+          // Not a scheduler misuse to report as such: a forced move's target may simply be where
+          // the scheduler already put (or put back) the actor.
+          throw new ConfigError(
+            'to',
+            `actor ${this.#name(actor)} already runs on the ${to === 'nic' ? 'NIC' : 'host'}: nothing to move ` +
+              '(the scheduler moves actors too; see its decisions in /stats)',
+          );
+        }
         this.#beginMigration(actor, to, trigger, resolve);
       } catch (error) {
         reject(error);
@@ -513,9 +522,24 @@ export class NicController {
       this.#errorToClient(origin, target, 'IPIPE_ERR_NODE_STOPPED', 'the node is shutting down');
       return;
     }
-    if (!this.table.has(target)) {
+    const row = this.table.lookup(target);
+    if (row === undefined) {
       this.#drop('unknown-actor');
       this.#errorToClient(origin, target, 'IPIPE_ERR_ACTOR_UNKNOWN', `no actor ${target} on this node`);
+      return;
+    }
+    if (row.location.domain === 'remote') {
+      // Clients talk to the node that holds the actor (its peers are for actor messages): say where.
+      const peer = this.#options.peers.get(row.location.node);
+      this.#drop('remote-actor');
+      this.#errorToClient(
+        origin,
+        target,
+        'IPIPE_ERR_ACTOR_UNKNOWN',
+        `actor ${target} (${this.#name(target)}) lives on node ${row.location.node}` +
+          (peer === undefined ? '' : ` at ${peer.address}:${peer.port}`) +
+          ': send the request there',
+      );
       return;
     }
     if (this.scheduler.heldRequests() >= this.#options.ingressLimit) {

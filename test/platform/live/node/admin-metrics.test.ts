@@ -58,6 +58,7 @@ test('/metrics, /stats and /migrate report and steer a serving node', async () =
     assert.match(((await unknown.json()) as { error: string }).error, /no actor named "nobody"/);
     const already = await fetch(`${base}/migrate?actor=ledger&to=host`, { method: 'POST' });
     assert.equal(already.status, 409, 'moving to where it already is is refused');
+    assert.match(((await already.json()) as { error: string }).error, /ledger already runs on the host/);
 
     const metricsResponse = await fetch(`${base}/metrics`);
     assert.equal(metricsResponse.status, 200);

@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { ConfigError } from '../../../../src/errors.ts';
 import { actorId } from '../../../../src/ids.ts';
 import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
+import { RemoteError } from '../../../../src/platform/live/net/errors.ts';
 import { encodeFrame, frameSize } from '../../../../src/platform/live/net/wire.ts';
 import { LiveNode, type LiveNodeOptions } from '../../../../src/platform/live/node/live-node.ts';
 import { encodeOrigin } from '../../../../src/runtime/origin-codec.ts';
@@ -76,6 +77,26 @@ test('a handler sends to an actor on another node; that node answers the client 
   const ran = second.executed['ledger-far'];
   assert.equal((ran?.nic ?? 0) + (ran?.host ?? 0), 200);
   assert.equal(first.executed['ledger-far'], undefined, 'the ledger never ran on node 0');
+});
+
+test("a client's request for an actor on another node is refused with where it lives", async () => {
+  const client = await IpipeClient.connect({ host: '127.0.0.1', port: ports[0] as number, timeoutMs: 3_000 });
+  try {
+    await assert.rejects(
+      client.call(LEDGER, farLedger.messages, farLedger.replies as NonNullable<typeof farLedger.replies>, {
+        type: 'add',
+        key: 1,
+        amount: 1,
+      }),
+      (error: unknown) =>
+        error instanceof RemoteError &&
+        error.remoteCode === 'IPIPE_ERR_ACTOR_UNKNOWN' &&
+        error.remoteMessage.includes(`lives on node 1 at 127.0.0.1:${ports[1]}`),
+    );
+  } finally {
+    await client.close();
+  }
+  assert.ok((nodes[0]?.stats().drops['remote-actor'] ?? 0) >= 1);
 });
 
 test('peer frames from strangers and for actors that are not local are dropped and counted', async () => {
