@@ -20,7 +20,8 @@ function sample(metrics: string, name: string, labels: string): number | undefin
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-test('/metrics, /stats and /migrate report and steer a serving node', async () => {
+/** A node serving the ledger (scheduler migration off: only forced moves) and its admin endpoint. */
+async function ledgerNodeWithAdmin() {
   const node = await LiveNode.start({
     catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
     nicCores: 1,
@@ -28,7 +29,11 @@ test('/metrics, /stats and /migrate report and steer a serving node', async () =
     scheduler: { enableMigration: false },
   });
   const admin = await startAdminServer(node, 0);
-  const base = `http://${admin.address}:${admin.port}`;
+  return { node, admin, base: `http://${admin.address}:${admin.port}` };
+}
+
+test('/metrics, /stats and /migrate report and steer a serving node', async () => {
+  const { node, admin, base } = await ledgerNodeWithAdmin();
   const client = await IpipeClient.connect({ host: '127.0.0.1', port: node.address.port, timeoutMs: 3_000 });
   const replies = ledger.replies;
   assert.ok(replies);
@@ -94,14 +99,7 @@ test('/metrics, /stats and /migrate report and steer a serving node', async () =
 });
 
 test('a node that migrates for ever keeps its last 256 migrations; totals and /metrics count them all', async () => {
-  const node = await LiveNode.start({
-    catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
-    nicCores: 1,
-    hostCores: 1,
-    scheduler: { enableMigration: false },
-  });
-  const admin = await startAdminServer(node, 0);
-  const base = `http://${admin.address}:${admin.port}`;
+  const { node, admin, base } = await ledgerNodeWithAdmin();
   try {
     // 600: past 512, where the node's list is first trimmed (to its last 256).
     const moves = 600;
