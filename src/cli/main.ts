@@ -138,11 +138,10 @@ function buildProgram(): Command {
       'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
     )
     .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
-    .option(
-      '--point-duration <time>',
-      'simulated traffic per measured point',
-      parseDuration('--point-duration'),
-      1_000_000,
+    .addOption(
+      new Option('--point-duration <time>', 'simulated traffic per measured point')
+        .argParser(parseDuration('--point-duration'))
+        .default(1_000_000, '1ms'),
     )
     .option('--out <dir>', 'where to write JSON, CSV and SVG charts', 'out')
     .option('--json', 'print one JSON document instead of text')
@@ -177,29 +176,25 @@ function buildProgram(): Command {
       (v) => parseFraction('--bimodal-share', v),
       0.5,
     )
-    .option(
-      '--loads <list>',
-      'offered loads as fractions of NIC capacity',
-      parseLoads,
-      [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+    .addOption(
+      new Option('--loads <list>', 'offered loads as fractions of NIC capacity')
+        .argParser(parseLoads)
+        .default([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], '0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9'),
     )
-    .option(
-      '--schedulers <list>',
-      'which schedulers to run',
-      parseChoices('--schedulers', ['fcfs', 'drr', 'hybrid'] as const),
-      ['fcfs', 'drr', 'hybrid'] as ('fcfs' | 'drr' | 'hybrid')[],
+    .addOption(
+      new Option('--schedulers <list>', 'which schedulers to run')
+        .argParser(parseChoices('--schedulers', ['fcfs', 'drr', 'hybrid'] as const))
+        .default(['fcfs', 'drr', 'hybrid'] as ('fcfs' | 'drr' | 'hybrid')[], 'fcfs,drr,hybrid'),
     )
-    .option(
-      '--duration <time>',
-      'simulated time per point, after the warm-up',
-      parseDuration('--duration'),
-      200_000_000,
+    .addOption(
+      new Option('--duration <time>', 'simulated time per point, after the warm-up')
+        .argParser(parseDuration('--duration'))
+        .default(200_000_000, '200ms'),
     )
-    .option(
-      '--warmup <time>',
-      'simulated warm-up per point (not measured)',
-      parseDuration('--warmup'),
-      20_000_000,
+    .addOption(
+      new Option('--warmup <time>', 'simulated warm-up per point (not measured)')
+        .argParser(parseDuration('--warmup'))
+        .default(20_000_000, '20ms'),
     )
     .option('--actors <n>', 'actors sharing the traffic', parseIntegerIn('--actors', 1, 64), 8)
     .option('--packet-size <bytes>', 'request frame size', parseIntegerIn('--packet-size', 80, 9000), 512)
@@ -243,13 +238,16 @@ function buildProgram(): Command {
         'HTTP port for /metrics, /stats and /migrate (0: any free port)',
         parsePort('--metrics-port'),
       )
-      .option(
-        '--watchdog <time>',
-        'a handler running longer is stopped and its actor deregistered',
-        parseDuration('--watchdog'),
-        1_000_000_000,
+      .addOption(
+        new Option('--watchdog <time>', 'a handler running longer is stopped and its actor deregistered')
+          .argParser(parseDuration('--watchdog'))
+          .default(1_000_000_000, '1s'),
       )
-      .option('--place <actor=domain>', 'start an actor on nic or host (repeatable)', parsePlacement, {})
+      .addOption(
+        new Option('--place <actor=domain>', 'start an actor on nic or host (repeatable)')
+          .argParser(parsePlacement)
+          .default({}, 'none'),
+      )
       .option('--json', 'print the start-up banner as one JSON document');
 
   liveOptions(

@@ -321,9 +321,19 @@ export function barChart<Row extends RowOf<Row>>(
   return renderSvg(barChartSpec(options), renderOptions);
 }
 
-/** `Throughput (Gbps)`; the unit is put in the title so no chart ships with a unitless axis. */
+/**
+ * `Throughput (Gbps)`; the unit is put in the title so no chart ships with a unitless axis. A title
+ * that already names its unit as a word (`NIC cores`, unit `cores`) is left as it is, not
+ * `NIC cores (cores)`.
+ */
 export function axisTitle(axis: { readonly title: string; readonly unit?: string }): string {
-  return axis.unit === undefined || axis.unit === '' ? axis.title : `${axis.title} (${axis.unit})`;
+  if (axis.unit === undefined || axis.unit === '') return axis.title;
+  const unit = axis.unit.toLowerCase();
+  const namesUnit = axis.title
+    .toLowerCase()
+    .split(/\s+/)
+    .some((word) => word === unit);
+  return namesUnit ? axis.title : `${axis.title} (${axis.unit})`;
 }
 
 /**

@@ -11,7 +11,7 @@
  * nothing is written at all. {@link safeFileStem} turns a free-form title into an acceptable name.
  */
 
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { toCsv } from './csv.ts';
@@ -83,7 +83,7 @@ export async function writeExperimentOutputs<Row extends RowOf<Row, CsvCell>>(
     files.push({ part: 'chart', chart, file: inside(root, `${name}-${chart}.svg`), content: svg });
   }
 
-  await mkdir(root, { recursive: true });
+  await makeOutputDirectory(root);
   const charts: Record<string, string> = {};
   const all: string[] = [];
   let json: string | undefined;
@@ -98,6 +98,40 @@ export async function writeExperimentOutputs<Row extends RowOf<Row, CsvCell>>(
     else if (chart !== undefined) charts[chart] = file;
   }
   return { dir: root, ...(json !== undefined && { json }), ...(csv !== undefined && { csv }), charts, all };
+}
+
+/**
+ * `mkdir -p root`, except that a file where a directory must be (`root` itself, or one of its
+ * parents) is a `ConfigError` naming that file, not Node's bare `EEXIST`/`ENOTDIR` with a stack.
+ */
+async function makeOutputDirectory(root: string): Promise<void> {
+  try {
+    await mkdir(root, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw error;
+    const file = await firstFileOnPath(root);
+    throw new ConfigError(
+      '',
+      `cannot write outputs into ${root}: ${file ?? root} is a file, not a directory; choose another output directory or remove the file`,
+      { cause: error },
+    );
+  }
+}
+
+/** The first existing non-directory among `target` and its ancestors, outermost first. */
+async function firstFileOnPath(target: string): Promise<string | undefined> {
+  const chain: string[] = [];
+  for (let at = target; ; at = path.dirname(at)) {
+    chain.unshift(at);
+    if (path.dirname(at) === at) break;
+  }
+  for (const at of chain) {
+    const info = await stat(at).catch(() => undefined);
+    if (info === undefined) return undefined;
+    if (!info.isDirectory()) return at;
+  }
+  return undefined;
 }
 
 /**

@@ -120,3 +120,38 @@ test('a user profile file: a bad field is named, a good one is used', () => {
   assert.equal(unreadable.code, 2);
   assert.match(unreadable.stderr, /broken\.json/);
 });
+
+test('experiment scheduler with a duration too short to complete a request: the report still comes out', () => {
+  const out = mkdtempSync(join(tmpdir(), 'ipipe-cli-'));
+  const run = ipipe(
+    'experiment',
+    'scheduler',
+    '--nic',
+    'liquidio-cn2350',
+    '--loads',
+    '0.1',
+    '--duration',
+    '1ns',
+    '--seed',
+    '1',
+    '--out',
+    out,
+    '--json',
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const document = JSON.parse(run.stdout) as { results: { p99Us: number }[] };
+  assert.ok(document.results.length > 0);
+  assert.match(run.stderr, /left out of the charts; use a longer --duration/);
+});
+
+test('help shows defaults as the user would type them, not in nanoseconds', () => {
+  const characterize = ipipe('characterize', '--help');
+  assert.match(characterize.stdout, /\(default: 1ms\)/);
+  const rkv = ipipe('experiment', 'rkv', '--help').stdout.replace(/\s+/g, ' ');
+  assert.match(rkv, /\(default: 64,256,512,1024\)/);
+  assert.match(rkv, /\(default: 5ms\)/);
+  assert.match(rkv, /\(default: 10ms\)/);
+  const run = ipipe('run', '--help').stdout.replace(/\s+/g, ' ');
+  assert.match(run, /\(default: 1s\)/);
+  assert.doesNotMatch(`${characterize.stdout}${rkv}${run}`, /default: \d{6,}|default: \{\}/);
+});

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { isIpipeError } from '../../src/errors.ts';
-import { barChart, barChartSpec, lineChart, lineChartSpec } from '../../src/report/index.ts';
+import { axisTitle, barChart, barChartSpec, lineChart, lineChartSpec } from '../../src/report/index.ts';
 
 interface ThroughputRow {
   readonly cores: number;
@@ -67,7 +67,7 @@ describe('lineChart', () => {
     assert.match(svg, /^<svg[\s>]/);
     assert.match(svg, /<\/svg>$/);
     assert.ok(svg.includes('>Echo throughput on LiquidIO CN2350</text>'));
-    assert.ok(svg.includes('>NIC cores (cores)</text>'));
+    assert.ok(svg.includes('>NIC cores</text>'), 'the unit is not repeated after a title that names it');
     assert.ok(svg.includes('>Throughput (Gbps)</text>'));
     assert.ok(svg.includes('>Packet size</text>'), 'legend title');
     assert.equal(count(svg, 'aria-roledescription="line mark"'), sizes.length);
@@ -226,6 +226,16 @@ describe('lineChart', () => {
   });
 });
 
+describe('axisTitle', () => {
+  it('appends the unit, unless the title already names it as a word', () => {
+    assert.equal(axisTitle({ title: 'Throughput', unit: 'Gbps' }), 'Throughput (Gbps)');
+    assert.equal(axisTitle({ title: 'NIC cores', unit: 'cores' }), 'NIC cores');
+    assert.equal(axisTitle({ title: 'Host cores busy', unit: 'cores' }), 'Host cores busy');
+    assert.equal(axisTitle({ title: 'Cores used', unit: 'core' }), 'Cores used (core)');
+    assert.equal(axisTitle({ title: 'Load' }), 'Load');
+  });
+});
+
 describe('barChart', () => {
   const deployments = ['host-only', 'offloaded'];
   const sizes = [64, 512, 1500];
@@ -249,7 +259,7 @@ describe('barChart', () => {
     assert.match(svg, /^<svg[\s>]/);
     assert.ok(svg.includes('>Host cores used, RKV</text>'));
     assert.ok(svg.includes('>Packet size (B)</text>'));
-    assert.ok(svg.includes('>Host cores used (cores)</text>'));
+    assert.ok(svg.includes('>Host cores used</text>'));
     assert.equal(count(svg, 'aria-roledescription="bar"'), coreRows.length);
     assert.deepEqual(legendLabels(svg), deployments);
     // Grouped: within a category the bars sit side by side (different x), both from the baseline.

@@ -77,6 +77,18 @@ describe('writeExperimentOutputs', () => {
     assert.equal(fs.readFileSync(expected.cores, 'utf8'), svg);
   });
 
+  it('refuses an output directory that is a file, or lies under one, naming the file', async () => {
+    const dir = freshDir();
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(path.resolve(dir), 'afile');
+    fs.writeFileSync(file, 'not a directory');
+    // The scratch path may hold regex metacharacters: match it literally.
+    const isAFile = new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a file, not a directory`);
+    await expectRefused(() => writeExperimentOutputs(file, 'x', { json: {} }), isAFile);
+    await expectRefused(() => writeExperimentOutputs(path.join(file, 'sub'), 'x', { json: {} }), isAFile);
+    assert.equal(fs.readFileSync(file, 'utf8'), 'not a directory');
+  });
+
   it('writes only the parts given, and overwrites a previous run', async () => {
     const dir = freshDir();
     await writeExperimentOutputs(dir, 'run', { json: { a: 1 } });

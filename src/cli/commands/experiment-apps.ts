@@ -272,31 +272,33 @@ export function addAppExperimentCommands(experiment: Command): void {
           .choices(['sim', 'live'] as const)
           .default('sim' as const),
       )
-      .option('--packet-sizes <list>', 'request frame sizes in bytes', parsePacketSizes, [
-        ...PAPER_PACKET_SIZES,
-      ])
-      .option(
-        '--placements <list>',
-        'which deployments to run',
-        parseChoices('--placements', OFFLOAD_PLACEMENTS),
-        [...OFFLOAD_PLACEMENTS] as OffloadPlacement[],
+      .addOption(
+        new Option('--packet-sizes <list>', 'request frame sizes in bytes')
+          .argParser(parsePacketSizes)
+          .default([...PAPER_PACKET_SIZES], PAPER_PACKET_SIZES.join(',')),
+      )
+      .addOption(
+        new Option('--placements <list>', 'which deployments to run')
+          .argParser(parseChoices('--placements', OFFLOAD_PLACEMENTS))
+          .default([...OFFLOAD_PLACEMENTS] as OffloadPlacement[], OFFLOAD_PLACEMENTS.join(',')),
       )
       .option(
         '--duration <time>',
         'time measured per point: simulated, after the warm-up (default 20ms); live, wall time (default 3s)',
         parseDuration('--duration'),
       )
-      .option(
-        '--warmup <time>',
-        'simulated warm-up per run (not measured)',
-        parseDuration('--warmup'),
-        5_000_000,
+      .addOption(
+        new Option('--warmup <time>', 'simulated warm-up per run (not measured)')
+          .argParser(parseDuration('--warmup'))
+          .default(5_000_000, '5ms'),
       )
-      .option(
-        '--probe-duration <time>',
-        'simulated time of each closed-loop capacity probe, after the warm-up',
-        parseDuration('--probe-duration'),
-        10_000_000,
+      .addOption(
+        new Option(
+          '--probe-duration <time>',
+          'simulated time of each closed-loop capacity probe, after the warm-up',
+        )
+          .argParser(parseDuration('--probe-duration'))
+          .default(10_000_000, '10ms'),
       )
       .option(
         '--load <fraction>',

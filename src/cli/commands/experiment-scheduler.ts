@@ -53,7 +53,14 @@ export async function schedulerExperimentCommand(
   });
   bar.done();
   const rows = result.results.map((r) => ({ ...r }));
-  const subtitle = `${describe(distribution)}, ${result.actors} actors, seed ${result.seed}`;
+  // A point too short to complete a request has a latency of 0, which a log axis cannot draw: the
+  // charts leave such rows out (saying so) and the JSON, CSV and text keep every row.
+  const p99Rows = rows.filter((row) => row.p99Us > 0);
+  const p50Rows = rows.filter((row) => row.p50Us > 0);
+  const leftOut = rows.length - Math.min(p99Rows.length, p50Rows.length);
+  const subtitle = `${describe(distribution)}, ${result.actors} actors, seed ${result.seed}${
+    leftOut > 0 ? `; ${leftOut} point(s) with no completed request left out` : ''
+  }`;
   const p99 = await lineChart({
     title: `p99 latency vs load — ${options.target.nic.name}`,
     subtitle,
@@ -61,7 +68,7 @@ export async function schedulerExperimentCommand(
     y: { field: 'p99Us', title: 'p99 latency', unit: 'µs', scale: 'log' },
     series: 'scheduler',
     seriesTitle: 'Scheduler',
-    rows,
+    rows: p99Rows,
   });
   const p50 = await lineChart({
     title: `p50 latency vs load — ${options.target.nic.name}`,
@@ -70,8 +77,16 @@ export async function schedulerExperimentCommand(
     y: { field: 'p50Us', title: 'p50 latency', unit: 'µs', scale: 'log' },
     series: 'scheduler',
     seriesTitle: 'Scheduler',
-    rows,
+    rows: p50Rows,
   });
+  // The report goes out before the files are written, so a failing --out does not lose it.
+  if (options.json) writeJson(result);
+  else writeOut(renderScheduler(result));
+  if (leftOut > 0) {
+    process.stderr.write(
+      `ipipe: ${leftOut} point(s) completed no request (latency 0) and are left out of the charts; use a longer --duration\n`,
+    );
+  }
   const written = await writeExperimentOutputs(
     options.outDir,
     `scheduler-${options.target.nic.name}-${options.dist}`,
@@ -81,8 +96,7 @@ export async function schedulerExperimentCommand(
       charts: { p99, p50 },
     },
   );
-  if (options.json) writeJson(result);
-  else writeOut(`${renderScheduler(result)}\n\nWrote ${written.all.join(', ')}`);
+  if (!options.json) writeOut(`\nWrote ${written.all.join(', ')}`);
   process.stderr.write(`ipipe: wrote ${written.all.length} files to ${options.outDir}\n`);
   return result;
 }
