@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-
-const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
+import { runIpipe } from './run-ipipe.ts';
 
 function ipipe(...args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runIpipe(args);
 }
 
 test('--json output is one parseable document with a schema version and the seed', () => {

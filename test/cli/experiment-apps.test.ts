@@ -5,7 +5,6 @@
  */
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,12 +13,10 @@ import { renderAppExperiment, runAppExperiment } from '../../src/cli/commands/ex
 import { main } from '../../src/cli/main.ts';
 import { resolveNic } from '../../src/cli/options.ts';
 import type { AppOffloadResult } from '../../src/experiments/app-offload.ts';
-
-const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
+import { runIpipe } from './run-ipipe.ts';
 
 function ipipe(...args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runIpipe(args, 120_000);
 }
 
 /**

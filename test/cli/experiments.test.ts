@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-
-const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
+import { runIpipe } from './run-ipipe.ts';
 
 function ipipe(...args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runIpipe(args, 120_000);
 }
 
 test('experiment scheduler --json: one document, files written, results per scheduler and load', () => {

@@ -4,21 +4,19 @@
  * that does not exit (issues found by a QA pass through the CLI).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freeUdpPort } from '../platform/live/free-port.ts';
+import { runIpipe } from './run-ipipe.ts';
 
-const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
 const ECHO = new URL('../../examples/echo.ts', import.meta.url).pathname;
 const ACTOR_API = new URL('../../src/actor/index.ts', import.meta.url).pathname;
 
 function ipipe(...args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runIpipe(args);
 }
 
 function noStack(stderr: string): void {
