@@ -6,7 +6,6 @@
  */
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import { rkvOffloadApp, rkvValueBytes } from '../../src/experiments/app-offload-
 import { getNicProfile, hostOf } from '../../src/hw/index.ts';
 import { messagingLatencyNs } from '../../src/hw/models/messaging.ts';
 import { timingFor } from '../../src/platform/sim/hardware-timing.ts';
+import { runIpipe } from '../cli/run-ipipe.ts';
 
 const SEED = Number(process.env['IPIPE_TEST_SEED'] ?? 7);
 const nic = getNicProfile('liquidio-cn2350');
@@ -122,12 +122,9 @@ test(`RKV is reproducible from the seed: a one-placement run repeats its rows (s
   );
 });
 
-const BIN = new URL('../../bin/ipipe.mjs', import.meta.url).pathname;
-
 /** The CLI as a user runs it (stdout must stay the test runner's in this process). */
 function ipipe(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+  return runIpipe(args, 120_000);
 }
 
 test(`ipipe experiment rkv --json: the document, the row shape, JSON, CSV and SVG files (seed ${SEED})`, () => {
