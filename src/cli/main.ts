@@ -288,20 +288,26 @@ function buildProgram(): Command {
       .argument('<module>', 'a .ts or .js file exporting actor definitions (the same in both processes)')
       .requiredOption('--role <role>', 'nic or host', parseChoice('--role', ['nic', 'host'] as const))
       .requiredOption('--channel <tcp://host:port>', 'the NIC↔host channel address', parseChannelAddress),
-  ).action(async (module, options) => {
-    actionExit = await nodeRoleCommand({
-      module,
-      role: options.role,
-      channel: options.channel,
-      nicCores: options.nicCores,
-      hostCores: options.hostCores,
-      port: options.port,
-      address: options.address,
-      metricsPort: options.metricsPort,
-      watchdogMs: options.watchdog / 1e6,
-      placement: options.place,
-      json: options.json === true,
-    });
+  ).action(async (module, options, command) => {
+    const given = command.options
+      .filter((option) => command.getOptionValueSource(option.attributeName()) === 'cli')
+      .map((option) => option.long ?? option.flags);
+    actionExit = await nodeRoleCommand(
+      {
+        module,
+        role: options.role,
+        channel: options.channel,
+        nicCores: options.nicCores,
+        hostCores: options.hostCores,
+        port: options.port,
+        address: options.address,
+        metricsPort: options.metricsPort,
+        watchdogMs: options.watchdog / 1e6,
+        placement: options.place,
+        json: options.json === true,
+      },
+      given,
+    );
   });
 
   program

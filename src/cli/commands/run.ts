@@ -17,6 +17,7 @@ import { startAdminServer } from '../../platform/live/node/admin-server.ts';
 import {
   LiveNode,
   type LiveNodeOptions,
+  nicDomainNode,
   startHostDomain,
   startNicDomain,
 } from '../../platform/live/node/live-node.ts';
@@ -107,6 +108,14 @@ function nodeOptions(options: RunOptions, catalog: CatalogEntry[]): LiveNodeOpti
   };
 }
 
+function metricsPortError(options: RunOptions, error: unknown): ConfigError {
+  return new ConfigError(
+    'metricsPort',
+    `cannot listen on ${options.address}:${options.metricsPort} for /metrics (${(error as Error).message}); ` +
+      'pick another --metrics-port',
+  );
+}
+
 /** Resolves with the exit code once a signal stopped the node. */
 function untilSignal(stop: () => Promise<void>): Promise<number> {
   return new Promise((resolveExit) => {
@@ -167,11 +176,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
     } catch (error) {
       // The node already serves (threads, a socket): stop it, or the process would never exit.
       await node.stop();
-      throw new ConfigError(
-        'metricsPort',
-        `cannot listen on ${options.address}:${options.metricsPort} for /metrics (${(error as Error).message}); ` +
-          'pick another --metrics-port',
-      );
+      throw metricsPortError(options, error);
     }
   }
   const banner = {
@@ -225,10 +230,33 @@ export function parseChannelAddress(value: string): { host: string; port: number
   return { host: match[1] as string, port };
 }
 
-export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number> {
+/**
+ * Options of `ipipe node` that only the other role uses: the host domain serves no UDP and no
+ * metrics (the NIC domain does), and the NIC domain runs no host cores. Given to the wrong role
+ * they would be ignored, so they are refused.
+ */
+const OTHER_ROLE_OPTIONS: Readonly<Record<'nic' | 'host', readonly string[]>> = {
+  nic: ['--host-cores'],
+  host: ['--nic-cores', '--port', '--address', '--metrics-port'],
+};
+
+export async function nodeRoleCommand(
+  options: NodeRoleOptions,
+  given: readonly string[] = [],
+): Promise<number> {
   if (options.module === undefined) throw new UsageError('ipipe node needs the module whose actors it hosts');
+  const misplaced = OTHER_ROLE_OPTIONS[options.role].filter((flag) => given.includes(flag));
+  if (misplaced.length > 0) {
+    const other = options.role === 'nic' ? 'host' : 'nic';
+    throw new UsageError(
+      `${misplaced.join(', ')} ${misplaced.length === 1 ? 'belongs' : 'belong'} to the --role ${other} process ` +
+        `(the ${other === 'nic' ? 'NIC domain serves UDP and /metrics and runs the NIC cores' : 'host domain runs the host cores'}): ` +
+        `give ${misplaced.length === 1 ? 'it' : 'them'} to that process instead`,
+    );
+  }
   const catalog = await catalogOf(options.module);
   const live = nodeOptions(options, catalog);
+  const channelUrl = `tcp://${options.channel.host}:${options.channel.port}`;
   if (options.role === 'nic') {
     const listener = await listenTcpChannel({ host: options.channel.host, port: options.channel.port });
     process.stderr.write(
@@ -238,10 +266,39 @@ export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number>
     await listener.close();
     const nic = await startNicDomain(live, channel);
     nic.onDecision = printDecision;
-    writeOut(
-      `ipipe NIC domain serving UDP ${nic.address.address}:${nic.address.port} (host domain over TCP)`,
-    );
+    let admin: Awaited<ReturnType<typeof startAdminServer>> | undefined;
+    if (options.metricsPort !== undefined) {
+      try {
+        admin = await startAdminServer(nicDomainNode(nic), options.metricsPort, options.address);
+      } catch (error) {
+        nic.beginStop();
+        await nic.stop();
+        await channel.close();
+        throw metricsPortError(options, error);
+      }
+    }
+    const banner = {
+      schemaVersion: 1,
+      role: 'nic' as const,
+      channel: channelUrl,
+      udp: nic.address,
+      pid: process.pid,
+      admin: admin ? `http://${admin.address}:${admin.port}` : null,
+      nicCores: options.nicCores,
+      actors: catalog.map((entry) => ({ id: entry.id, name: entry.name, domain: nic.domainOf(entry.id) })),
+    };
+    if (options.json) writeJson(banner);
+    else {
+      writeOut(
+        `ipipe NIC domain serving UDP ${nic.address.address}:${nic.address.port} (host domain over TCP)`,
+      );
+      if (admin)
+        writeOut(
+          `metrics and admin: ${banner.admin}/metrics · /stats · POST /migrate?actor=<name>&to=nic|host`,
+        );
+    }
     return untilSignal(async () => {
+      await admin?.close();
       nic.beginStop();
       await nic.stop();
       await channel.close();
@@ -249,9 +306,16 @@ export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number>
   }
   const channel = await connectTcpChannel({ host: options.channel.host, port: options.channel.port });
   const host = await startHostDomain(live, channel);
-  writeOut(
-    `ipipe host domain connected to the NIC domain at tcp://${options.channel.host}:${options.channel.port}`,
-  );
+  if (options.json)
+    writeJson({
+      schemaVersion: 1,
+      role: 'host' as const,
+      channel: channelUrl,
+      pid: process.pid,
+      hostCores: options.hostCores,
+      actors: catalog.map((entry) => ({ id: entry.id, name: entry.name })),
+    });
+  else writeOut(`ipipe host domain connected to the NIC domain at ${channelUrl}`);
   return untilSignal(async () => {
     await host.stop();
     await channel.close();
