@@ -266,6 +266,15 @@ export async function nodeRoleCommand(
     await listener.close();
     const nic = await startNicDomain(live, channel);
     nic.onDecision = printDecision;
+    nic.onHostLost = () => {
+      const onHost = catalog.filter((entry) => nic.domainOf(entry.id) === 'host').map((entry) => entry.name);
+      process.stderr.write(
+        `ipipe: the host domain is gone (the channel ${channelUrl} closed: its process ended or the link failed). ` +
+          `Requests for actors on the host (${onHost.length > 0 ? onHost.join(', ') : 'none now'}) are refused ` +
+          'with IPIPE_ERR_NODE_HOST_UNREACHABLE and counted in /stats drops as host-unreachable; NIC actors ' +
+          'keep serving. This process does not reconnect: restart it, then the --role host process.\n',
+      );
+    };
     let admin: Awaited<ReturnType<typeof startAdminServer>> | undefined;
     if (options.metricsPort !== undefined) {
       try {

@@ -246,6 +246,13 @@ export class NicController {
   /** Requests the management core completed since the last management tick. */
   #managementCompletions = 0;
   #stopping = false;
+  /**
+   * Set when the channel to the host domain closed while this NIC domain serves (a split node's
+   * host process died): requests for host actors are refused from then on (`host-unreachable`).
+   * `onHostLost` is told once.
+   */
+  hostLost = false;
+  onHostLost: (() => void) | undefined;
   /** Set when `stop` closes the socket: later sends are dropped (`socket-closed`), not thrown. */
   #socketClosed = false;
 
@@ -401,6 +408,11 @@ export class NicController {
       }
     }
     await this.#cores.start();
+    this.#link.onClosed(() => {
+      if (this.#stopping) return;
+      this.hostLost = true;
+      this.onHostLost?.();
+    });
     this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
     for (const [actor, outputs] of initOutputs) for (const output of outputs) this.#route(output, actor);
     this.#armManage(MANAGE_IDLE_MS);
@@ -747,6 +759,25 @@ export class NicController {
     else this.#send(frame, origin.endpoint.port, origin.endpoint.address);
   }
 
+  /**
+   * Hands a request to the host domain. With the channel closed (a split node's host process
+   * ended) it could never run: the client gets an error now instead of a time-out, and the request
+   * is counted as dropped (`host-unreachable`) rather than queued for ever behind a dead channel.
+   */
+  #toHost(actor: ActorId, request: LiveRequest): void {
+    if (this.#link.closed) {
+      this.#drop('host-unreachable');
+      this.#errorToClient(
+        request.origin,
+        actor,
+        'IPIPE_ERR_NODE_HOST_UNREACHABLE',
+        "this actor runs on the node's host domain, which is gone (its process ended or the channel closed): restart the host process and then this NIC process",
+      );
+      return;
+    }
+    this.#link.request(actor, request.timerId, request.origin, request.payload);
+  }
+
   #errorToClient(origin: Origin, actor: ActorId, code: string, message: string): void {
     if (origin.kind !== 'client') return;
     const body = new Uint8Array(Math.min(1024, this.#options.maxFrameBytes - HEADER_BYTES));
@@ -796,12 +827,7 @@ export class NicController {
         (this.#held[core] as LiveRequest[]).push(work.request);
         this.#handOff(core, work.request, monotonicMs);
       } else if (work.kind === 'forward') {
-        this.#link.request(
-          work.request.actor,
-          work.request.timerId,
-          work.request.origin,
-          work.request.payload,
-        );
+        this.#toHost(work.request.actor, work.request);
       } else if (work.kind === 'drop') {
         this.#drop(work.reason);
         this.#errorToClient(
@@ -1132,8 +1158,7 @@ export class NicController {
     migration.goneMs = performance.now();
     this.table.move(actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
     const buffered = this.scheduler.finishMigration(actor, wallNs());
-    for (const request of buffered)
-      this.#link.request(actor, request.timerId, request.origin, request.payload);
+    for (const request of buffered) this.#toHost(actor, request);
     this.#migrating.delete(actor);
     const endMs = performance.now();
     const record: LiveMigrationRecord = {
