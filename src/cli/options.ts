@@ -35,6 +35,35 @@ export function parseDuration(option: string): (value: string) => number {
   };
 }
 
+/**
+ * A duration (as {@link parseDuration}) within [minNs, maxNs]; outside it a usage error that says
+ * the bound and `why` it is there.
+ */
+export function parseDurationWithin(
+  option: string,
+  bounds: {
+    readonly minNs: number;
+    readonly maxNs: number;
+    readonly whyMin: string;
+    readonly whyMax: string;
+  },
+): (value: string) => number {
+  const parse = parseDuration(option);
+  const show = (ns: number) => (ns >= 1e6 ? `${ns / 1e6}ms` : `${ns / 1e3}us`);
+  return (value) => {
+    const ns = parse(value);
+    if (ns < bounds.minNs)
+      throw new UsageError(
+        `${option} must be at least ${show(bounds.minNs)}, got "${value}": ${bounds.whyMin}`,
+      );
+    if (ns > bounds.maxNs)
+      throw new UsageError(
+        `${option} must be at most ${show(bounds.maxNs)}, got "${value}": ${bounds.whyMax}`,
+      );
+    return ns;
+  };
+}
+
 /** A positive integer option (core counts, actors, packet sizes…) within [min, max]. */
 export function parseIntegerIn(option: string, min: number, max: number): (value: string) => number {
   return (value) => {
