@@ -6,7 +6,7 @@
 
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option, type OptionValues } from '@commander-js/extra-typings';
-import { IpipeError } from '../errors.ts';
+import { IpipeError, UsageError } from '../errors.ts';
 import { getProfile, knownProfileNames } from '../hw/index.ts';
 import { freshSeed } from '../random.ts';
 import { characterizeCommand } from './commands/characterize.ts';
@@ -31,6 +31,8 @@ import {
 import { showcaseCommand } from './commands/showcase.ts';
 import { walkthroughCommand } from './commands/walkthrough.ts';
 import {
+  givenFlags,
+  parseAddress,
   parseChoice,
   parseChoices,
   parseDuration,
@@ -251,7 +253,7 @@ function buildProgram(): Command {
         2,
       )
       .option('--port <port>', 'UDP port the NIC domain serves (0: any free port)', parsePort('--port'), 9000)
-      .option('--address <ip>', 'address to bind', '127.0.0.1')
+      .option('--address <ip>', 'address to bind', parseAddress('--address'), '127.0.0.1')
       .option(
         '--metrics-port <port>',
         'HTTP port for /metrics, /stats and /migrate (0: any free port)',
@@ -282,8 +284,9 @@ function buildProgram(): Command {
         'with --cluster: which node of the file this process is',
         parseIntegerIn('--node-id', 0, 65_535),
       ),
-  ).action(async (module, options) => {
+  ).action(async (module, options, command) => {
     actionExit = await runCommand({
+      given: givenFlags(command),
       module,
       clusterFile: options.cluster,
       nodeId: options.nodeId,
@@ -308,9 +311,7 @@ function buildProgram(): Command {
       .requiredOption('--role <role>', 'nic or host', parseChoice('--role', ['nic', 'host'] as const))
       .requiredOption('--channel <tcp://host:port>', 'the NIC↔host channel address', parseChannelAddress),
   ).action(async (module, options, command) => {
-    const given = command.options
-      .filter((option) => command.getOptionValueSource(option.attributeName()) === 'cli')
-      .map((option) => option.long ?? option.flags);
+    const given = givenFlags(command);
     actionExit = await nodeRoleCommand(
       {
         module,
@@ -365,7 +366,33 @@ function buildProgram(): Command {
     actionExit = code;
   });
 
+  refuseRepeatedOptions(program as unknown as Command);
   return program as unknown as Command;
+}
+
+/** Options that add to their value each time they are given. */
+const REPEATABLE_FLAGS: ReadonlySet<string> = new Set(['--place']);
+
+/**
+ * A single-value option given twice (`--seed 1 … --seed 2`) would keep the last value and drop
+ * the first without a word: refuse it. A flag without a value (`--json`) given twice means the
+ * same as once and passes.
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options) {
+    const flag = option.long;
+    if (flag === undefined || REPEATABLE_FLAGS.has(flag) || !(option.required || option.optional)) continue;
+    let first: string | undefined;
+    command.on(`option:${option.name()}`, (value: unknown) => {
+      const text = String(value);
+      if (first === undefined) {
+        first = text;
+        return;
+      }
+      throw new UsageError(`${flag} given twice ("${first}", then "${text}"): give it once`);
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub as Command);
 }
 
 /**

@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { distinct } from '../../src/cli/options.ts';
 import { runIpipe } from './run-ipipe.ts';
+
+const ECHO = new URL('../../examples/echo.ts', import.meta.url).pathname;
 
 const usageErrors: [string, string[], RegExp][] = [
   [
@@ -18,6 +21,16 @@ const usageErrors: [string, string[], RegExp][] = [
     ['characterize', '--nic', 'liquidio-cn2350', '--point-duration', '2s'],
     /--point-duration must be at most 100ms, got "2s": the run time grows/,
   ],
+  [
+    'a single-value option given twice',
+    ['characterize', '--nic', 'liquidio-cn2350', '--seed', '1', '--seed', '2'],
+    /--seed given twice \("1", then "2"\): give it once/,
+  ],
+  [
+    'an --address that is not an IPv4 address (reported as an address, not a port)',
+    ['run', ECHO, '--address', '999.1.1.1', '--port', '0'],
+    /--address must be an IPv4 address of this machine .* got "999\.1\.1\.1"/,
+  ],
 ];
 
 for (const [name, args, pattern] of usageErrors) {
@@ -28,3 +41,28 @@ for (const [name, args, pattern] of usageErrors) {
     assert.equal(run.stdout, '');
   });
 }
+
+test("an address that is not this machine's is reported as the address, once (exit 2)", () => {
+  // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never assigned to a host.
+  const run = runIpipe(['run', ECHO, '--address', '192.0.2.1', '--port', '0']);
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /192\.0\.2\.1 is not an address of this machine; give one it has/);
+  assert.doesNotMatch(run.stderr, /pick another port|UDP socket error/);
+});
+
+test('a list option naming a value twice warns and keeps it once', () => {
+  const written: string[] = [];
+  const original = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string) => {
+    written.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  let values: number[];
+  try {
+    values = distinct('--loads', [0.5, 0.2, 0.5]);
+  } finally {
+    process.stderr.write = original;
+  }
+  assert.deepEqual(values, [0.5, 0.2]);
+  assert.deepEqual(written, ['ipipe: warning: --loads lists 0.5 more than once; each runs once\n']);
+});

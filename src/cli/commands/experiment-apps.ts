@@ -24,6 +24,7 @@ import { timingFor } from '../../platform/sim/hardware-timing.ts';
 import { freshSeed } from '../../random.ts';
 import { barChart, writeExperimentOutputs } from '../../report/index.ts';
 import {
+  distinct,
   parseChoices,
   parseDuration,
   parseFraction,
@@ -276,7 +277,10 @@ function kilo(mops: number): number {
 
 function parsePacketSizes(value: string): number[] {
   const one = parseIntegerIn('--packet-sizes', 64, 9000);
-  return [...new Set(value.split(',').map((part) => one(part.trim())))];
+  return distinct(
+    '--packet-sizes',
+    value.split(',').map((part) => one(part.trim())),
+  );
 }
 
 function readAppConfig(path: string): unknown {

@@ -22,6 +22,7 @@ import {
   startNicDomain,
 } from '../../platform/live/node/live-node.ts';
 import type { Decision, Domain } from '../../sched/types.ts';
+import { refuseFlags } from '../options.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 
 export interface RunOptions {
@@ -38,6 +39,8 @@ export interface RunOptions {
   readonly watchdogMs: number;
   readonly placement: Readonly<Record<string, Domain>>;
   readonly json: boolean;
+  /** The flags typed on the command line (to refuse those this mode would ignore). */
+  readonly given?: readonly string[];
 }
 
 /** Why a user's actor module would not load, as a usage error with the likely fix. */
@@ -139,7 +142,14 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
 
 /** The node options and the actors this process hosts, from a module or from a cluster file. */
 async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; hosted: CatalogEntry[] }> {
+  const given = options.given ?? [];
   if (options.clusterFile === undefined) {
+    refuseFlags(
+      given,
+      ['--node-id'],
+      'a node without --cluster',
+      'give --cluster <file> too (--node-id picks one of its nodes), or drop --node-id',
+    );
     if (options.module === undefined) {
       throw new UsageError('give the module whose actors to run, or --cluster <file> with --node-id <n>');
     }
@@ -153,8 +163,23 @@ async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; 
   }
   if (options.nodeId === undefined)
     throw new UsageError('--cluster needs --node-id <n>: which node of the file this is');
+  refuseFlags(
+    given,
+    ['--port', '--address'],
+    'a node of a --cluster file',
+    "the file sets each node's address and port: change them there",
+  );
   const spec = readClusterFile(options.clusterFile);
   const fromFile = nodeOptionsFor(spec, options.nodeId);
+  refuseFlags(
+    given,
+    [
+      ...(fromFile.nicCores === undefined ? [] : ['--nic-cores']),
+      ...(fromFile.hostCores === undefined ? [] : ['--host-cores']),
+    ],
+    `node ${options.nodeId} of ${options.clusterFile}`,
+    'the file sets its cores: change them there, or remove them from the file',
+  );
   const live: LiveNodeOptions = {
     ...fromFile,
     nicCores: fromFile.nicCores ?? options.nicCores,

@@ -419,7 +419,6 @@ export class NicController {
     const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22, lookup: literalLookup() });
     this.#socket = socket;
     socket.on('message', (message, remote) => this.#onDatagram(message, remote));
-    socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
@@ -434,12 +433,19 @@ export class NicController {
       this.#socket = undefined;
       socket.close();
       await this.#cores.stop();
+      // Which of the two the user must change depends on why the bind failed.
+      const code = (error as { code?: unknown }).code;
+      const addressProblem = code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
       throw new ConfigError(
-        'port',
-        `cannot listen on ${o.address}:${o.port} (${(error as Error).message}); pick another port or stop what holds it`,
+        addressProblem ? 'address' : 'port',
+        addressProblem
+          ? `cannot listen on ${o.address}:${o.port} (${(error as Error).message}): ${o.address} is not an address of this machine; give one it has (127.0.0.1, 0.0.0.0 for all, or an interface's)`
+          : `cannot listen on ${o.address}:${o.port} (${(error as Error).message}); pick another port or stop what holds it`,
         { cause: error },
       );
     }
+    // Attached once bound: a failed bind is reported above, once, not also as a socket error.
+    socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
   }
 
   // ── the management core's checks ─────────────────────────────────────────────────────────────
