@@ -55,6 +55,7 @@ import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
 import {
   type CoreOutput,
+  DECODE_FAILED,
   type FrameReader,
   OUT_REPLY_WORK,
   RESULT_DONE,
@@ -896,12 +897,20 @@ export class NicController {
     this.handlerNs.nic += execNs;
     if (core === this.scheduler.settings.managementCoreId) this.#managementCompletions++;
     this.#apply(this.scheduler.complete(core, wallNsAt(nowMs), execNs));
-    this.#count(request.actor, 'nic');
     if (kind === RESULT_FAILED) {
-      // An actor's message or a timer has nobody to answer: the core logged it; count it here.
-      if (request.origin.kind !== 'client') this.#drop('handler-failed');
-      this.#errorToClient(request.origin, request.actor, reader.text(1), reader.text(2));
+      const code = reader.text(1);
+      const message = reader.text(2);
+      // Bytes that are not a message of the actor's codec never reached its handler: a drop
+      // (`decode`), not an execution — else random bytes sent at an actor would count as served.
+      if (code === DECODE_FAILED) this.#drop('decode');
+      else {
+        this.#count(request.actor, 'nic');
+        // An actor's message or a timer has nobody to answer: the core logged it; count it here.
+        if (request.origin.kind !== 'client') this.#drop('handler-failed');
+      }
+      this.#errorToClient(request.origin, request.actor, code, message);
     } else if (kind === RESULT_DONE) {
+      this.#count(request.actor, 'nic');
       const count = reader.u16();
       if (count === 1 && reader.peekU8() === OUT_REPLY_WORK && request.origin.kind === 'client') {
         // The commonest result — one reply to the request's own client — is answered straight
@@ -976,7 +985,10 @@ export class NicController {
       }
       case LINK_ERROR: {
         const origin = reader.origin();
-        this.#errorToClient(origin, actor, reader.text(1), reader.text(2));
+        const code = reader.text(1);
+        // The host sends no DONE for a request it could not decode (host-controller.ts #result).
+        if (code === DECODE_FAILED) this.#drop('decode');
+        this.#errorToClient(origin, actor, code, reader.text(2));
         break;
       }
       case LINK_REQUEST: {
