@@ -60,7 +60,8 @@ let actionExit = EXIT_OK;
  * the CN2350 (150 µs: 12.5 µs instead of 14.5 at 1500 B) and from 100 µs on the others; shorter
  * points report "never" for sizes that do reach line rate (docs/experiments.md). The run time
  * grows in proportion (2 ms points took 7 s on the CN2350 and 63 s on the BlueField on a loaded
- * 2-core machine), so beyond 100 ms a run takes hours for figures that no longer change.
+ * 2-core machine), so beyond 100 ms a run takes from many minutes to hours for figures that no
+ * longer change.
  */
 const POINT_DURATION_BOUNDS = {
   minNs: 200_000,
@@ -68,7 +69,7 @@ const POINT_DURATION_BOUNDS = {
   whyMin:
     'shorter points are too few packets for the line-rate and headroom searches (results drift from the model: cores "never", headroom off by >1%)',
   whyMax:
-    'the run time grows in proportion (2ms points take seconds to a minute; 100ms, tens of minutes to hours) and the figures are the same from 200us on',
+    'the run time grows in proportion (2ms points take seconds to minutes; 100ms, 50 times that) and the figures are the same from 200us on',
 } as const;
 
 function parsePort(option: string): (value: string) => number {
