@@ -64,7 +64,9 @@ test('the NIC process of a split node says once that its host process died, and 
     }
     const stats = (await (await fetch(`${nicBanner['admin']}/stats`)).json()) as {
       drops: Record<string, number>;
+      hostLost: boolean;
     };
+    assert.equal(stats.hostLost, true, '/stats says the host is gone');
     assert.equal(stats.drops['host-unreachable'], 2, JSON.stringify(stats.drops));
     assert.equal(nic.stderr().match(/the host domain is gone/g)?.length, 1, 'said once');
     assert.equal(nic.child.exitCode, null, 'the NIC process keeps serving');

@@ -86,6 +86,11 @@ export interface LiveNodeStats {
    * bigger than a frame, e.g. one rebuilt from fragments); they waited and went in order.
    */
   readonly ringFullHandOffs: number;
+  /**
+   * A split node's NIC domain only (`ipipe node --role nic`): true once the channel to the host
+   * process closed while serving (requests for host actors are then `host-unreachable` drops).
+   */
+  readonly hostLost?: boolean;
 }
 
 /**
@@ -363,7 +368,7 @@ export function domainStats(nic: NicController, host?: HostCounters): LiveNodeSt
 export function nicDomainNode(nic: NicController): Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'> {
   return {
     nic,
-    stats: () => domainStats(nic),
+    stats: () => ({ ...domainStats(nic), hostLost: nic.hostLost }),
     actorId(name: string): ActorId {
       const entry = nic.table.lookupName(name);
       if (!entry) throw new ConfigError('actor', `no actor named "${name}" on this node`);
