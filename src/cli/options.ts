@@ -4,6 +4,7 @@
  */
 
 import { existsSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { ConfigError, UsageError } from '../errors.ts';
 import { getNicProfile, hostOf, knownProfileNames, loadProfileFile } from '../hw/index.ts';
 import type { HostProfile, NicProfile } from '../hw/schema.ts';
@@ -35,6 +36,51 @@ export function parseDuration(option: string): (value: string) => number {
   };
 }
 
+/**
+ * A duration (as {@link parseDuration}) within [minNs, maxNs]; outside it a usage error that says
+ * the bound and `why` it is there.
+ */
+export function parseDurationWithin(
+  option: string,
+  bounds: {
+    readonly minNs: number;
+    readonly maxNs: number;
+    readonly whyMin: string;
+    readonly whyMax: string;
+  },
+): (value: string) => number {
+  const parse = parseDuration(option);
+  const show = (ns: number) => (ns >= 1e6 ? `${ns / 1e6}ms` : `${ns / 1e3}us`);
+  return (value) => {
+    const ns = parse(value);
+    if (ns < bounds.minNs)
+      throw new UsageError(
+        `${option} must be at least ${show(bounds.minNs)}, got "${value}": ${bounds.whyMin}`,
+      );
+    if (ns > bounds.maxNs)
+      throw new UsageError(
+        `${option} must be at most ${show(bounds.maxNs)}, got "${value}": ${bounds.whyMax}`,
+      );
+    return ns;
+  };
+}
+
+/**
+ * An address to bind: a host name, or an IPv4 address — four dotted numbers that are not a valid
+ * one (`999.1.1.1`) are refused here, not looked up as a name and reported as a port problem.
+ */
+export function parseAddress(option: string): (value: string) => string {
+  return (value) => {
+    const trimmed = value.trim();
+    if (trimmed === '' || (/^[\d.]+$/.test(trimmed) && !isIPv4(trimmed))) {
+      throw new UsageError(
+        `${option} must be an IPv4 address of this machine (each of the four parts 0–255, e.g. 127.0.0.1 or 0.0.0.0) or a host name, got "${value}"`,
+      );
+    }
+    return trimmed;
+  };
+}
+
 /** A positive integer option (core counts, actors, packet sizes…) within [min, max]. */
 export function parseIntegerIn(option: string, min: number, max: number): (value: string) => number {
   return (value) => {
@@ -55,10 +101,26 @@ export function parseFraction(option: string, value: string): number {
   return n;
 }
 
+/**
+ * The distinct values of a list option, in order. A value listed twice is harmless (it is
+ * measured once) but likely a typo for another, so the user is told rather than left to wonder
+ * why a point is missing.
+ */
+export function distinct<T>(option: string, values: readonly T[]): T[] {
+  const unique = [...new Set(values)];
+  if (unique.length < values.length) {
+    const repeated = unique.filter((value) => values.indexOf(value) !== values.lastIndexOf(value));
+    process.stderr.write(
+      `ipipe: warning: ${option} lists ${repeated.join(', ')} more than once; each runs once\n`,
+    );
+  }
+  return unique;
+}
+
 /** A comma-separated list of loads in (0, 1], e.g. `0.1,0.5,0.9`. */
 export function parseLoads(value: string): number[] {
   const loads = value.split(',').map((part) => parseFraction('--loads', part.trim()));
-  return [...new Set(loads)].sort((a, b) => a - b);
+  return distinct('--loads', loads).sort((a, b) => a - b);
 }
 
 /** One of a fixed set of words, or a comma-separated list of them. */
@@ -74,7 +136,11 @@ export function parseChoices<T extends string>(
   choices: readonly T[],
 ): (value: string) => T[] {
   const one = parseChoice(option, choices);
-  return (value) => [...new Set(value.split(',').map((part) => one(part.trim())))];
+  return (value) =>
+    distinct(
+      option,
+      value.split(',').map((part) => one(part.trim())),
+    );
 }
 
 export interface ResolvedNic {
@@ -114,4 +180,35 @@ export function knownNicNames(): string[] {
       return false;
     }
   });
+}
+
+/**
+ * The long flags the user typed for `command` (not those at their default): for the checks that
+ * refuse an option the chosen mode would ignore.
+ */
+export function givenFlags(command: {
+  readonly options: readonly {
+    attributeName(): string;
+    readonly long?: string | undefined;
+    readonly flags: string;
+  }[];
+  getOptionValueSource(key: string): string | undefined;
+}): string[] {
+  return command.options
+    .filter((option) => command.getOptionValueSource(option.attributeName()) === 'cli')
+    .map((option) => option.long ?? option.flags);
+}
+
+/** A usage error naming the given flags that `mode` does not use, and what to do; nothing if none. */
+export function refuseFlags(
+  given: readonly string[],
+  unused: readonly string[],
+  mode: string,
+  fix: string,
+): void {
+  const ignored = unused.filter((flag) => given.includes(flag));
+  if (ignored.length === 0) return;
+  throw new UsageError(
+    `${ignored.join(', ')} ${ignored.length === 1 ? 'does' : 'do'} not apply to ${mode}: ${fix}`,
+  );
 }

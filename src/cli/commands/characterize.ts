@@ -6,7 +6,8 @@
 import { type CharacterizeResult, runCharacterize } from '../../experiments/characterize.ts';
 import { barChart, lineChart, writeExperimentOutputs } from '../../report/index.ts';
 import type { ResolvedNic } from '../options.ts';
-import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+import { paint, progressBar, table } from '../output.ts';
+import { reportThenWrite } from '../report-files.ts';
 
 export interface CharacterizeCommandOptions {
   readonly target: ResolvedNic;
@@ -26,14 +27,25 @@ export async function characterizeCommand(options: CharacterizeCommandOptions): 
     onProgress: (f) => bar.update(f),
   });
   bar.done();
-  const paths = await writeOutputs(result, options.outDir);
-  if (options.json) writeJson(result);
-  else writeOut(`${renderCharacterize(result)}\n\nWrote ${paths.join(', ')}`);
-  process.stderr.write(`ipipe: wrote ${paths.length} files to ${options.outDir}\n`);
+  const charts = await characterizeCharts(result);
+  await reportThenWrite({
+    json: options.json,
+    document: result,
+    text: () => renderCharacterize(result),
+    outDir: options.outDir,
+    write: async () =>
+      (
+        await writeExperimentOutputs(options.outDir, `characterize-${result.nic}`, {
+          json: result,
+          csvRows: result.forwarding.map((r) => ({ ...r })),
+          charts,
+        })
+      ).all,
+  });
   return result;
 }
 
-async function writeOutputs(result: CharacterizeResult, outDir: string): Promise<string[]> {
+async function characterizeCharts(result: CharacterizeResult): Promise<Record<string, string>> {
   const subtitle = `simulated, seed ${result.seed}`;
   const size = (bytes: number) => `${bytes} B`;
   const forwardingRows = result.forwarding.map((r) => ({
@@ -107,12 +119,7 @@ async function writeOutputs(result: CharacterizeResult, outDir: string): Promise
     rows: hostRows,
     ...(hostReference.length > 0 ? { reference: { rows: hostReference, label: 'paper' } } : {}),
   });
-  const written = await writeExperimentOutputs(outDir, `characterize-${result.nic}`, {
-    json: result,
-    csvRows: result.forwarding.map((r) => ({ ...r })),
-    charts: { throughput, headroom, latency, 'host-path': hostPath },
-  });
-  return [...written.all];
+  return { throughput, headroom, latency, 'host-path': hostPath };
 }
 
 function fmt(value: number | null | undefined, digits = 2): string {

@@ -32,7 +32,7 @@ import {
 } from '../../apps/rkv/cluster/supervisor.ts';
 import { UsageError } from '../../errors.ts';
 import { freshSeed } from '../../random.ts';
-import { parseChoice, parseIntegerIn, parseSeed } from '../options.ts';
+import { givenFlags, parseChoice, parseIntegerIn, parseSeed, refuseFlags } from '../options.ts';
 import { table, writeJson, writeOut } from '../output.ts';
 import {
   actorClusterDownCommand,
@@ -252,6 +252,27 @@ function defaultDataDir(app: 'rkv' | 'rta' | 'dt'): string {
  * `cluster up rkv` is this file's (src/apps/rkv/cluster); `cluster up rta|dt` hands over to
  * cluster-actors.ts (actors on live nodes joined by the live platform's cluster routing).
  */
+/** The options each form of `cluster up` uses (besides --data-dir and --json); others are refused. */
+const CLUSTER_UP_OPTIONS: Readonly<Record<'rkv' | 'rkv --actors' | 'rta' | 'dt', readonly string[]>> = {
+  rkv: ['--replicas', '--shards', '--resp-port', '--election-timeout', '--respawn', '--seed'],
+  'rkv --actors': [
+    '--actors',
+    '--replicas',
+    '--shards',
+    '--nic-memory',
+    '--resp-port',
+    '--base-port',
+    '--nic-cores',
+    '--election-timeout',
+    '--respawn',
+    '--seed',
+  ],
+  rta: ['--nodes', '--base-port', '--nic-cores', '--host-cores', '--packet-size', '--seed'],
+  // Nothing in DT's start-up is drawn at random (the bank is loaded with fixed balances): no --seed.
+  dt: ['--nodes', '--shards', '--accounts', '--base-port', '--nic-cores', '--host-cores'],
+};
+const ALL_CLUSTER_UP_OPTIONS = [...new Set(Object.values(CLUSTER_UP_OPTIONS).flat())];
+
 export function addClusterCommands(program: Command, setExit: (code: number) => void): void {
   const cluster = program
     .command('cluster')
@@ -323,13 +344,21 @@ export function addClusterCommands(program: Command, setExit: (code: number) => 
     .option('--host-cores <n>', 'rta|dt: host cores per node', parseIntegerIn('--host-cores', 1, 64), 1)
     .option('--packet-size <bytes>', 'rta: tuple frame size', parseIntegerIn('--packet-size', 64, 9000), 256)
     .option('--accounts <n>', 'dt: bank accounts', parseIntegerIn('--accounts', 1, 10_000_000), 1000)
-    .action(async (app, options) => {
+    .action(async (app, options, command) => {
       const dataDir = options.dataDir ?? defaultDataDir(app);
       const json = options.json === true;
       const seed = options.seed ?? freshSeed();
       if (options.nicMemory !== undefined && (app !== 'rkv' || options.actors !== true)) {
         throw new UsageError('--nic-memory sizes the memtables of RKV on actors: use it with rkv --actors');
       }
+      const mode = app === 'rkv' && options.actors === true ? 'rkv --actors' : app;
+      const uses = CLUSTER_UP_OPTIONS[mode];
+      refuseFlags(
+        givenFlags(command),
+        ALL_CLUSTER_UP_OPTIONS.filter((flag) => !uses.includes(flag)),
+        `cluster up ${mode}`,
+        `it takes ${uses.join(', ')} (and --data-dir, --json)`,
+      );
       if (app === 'rta') {
         setExit(
           await rtaClusterUpCommand({

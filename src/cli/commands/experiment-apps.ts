@@ -24,6 +24,7 @@ import { timingFor } from '../../platform/sim/hardware-timing.ts';
 import { freshSeed } from '../../random.ts';
 import { barChart, writeExperimentOutputs } from '../../report/index.ts';
 import {
+  distinct,
   parseChoices,
   parseDuration,
   parseFraction,
@@ -32,7 +33,8 @@ import {
   type ResolvedNic,
   resolveNic,
 } from '../options.ts';
-import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+import { paint, progressBar, table } from '../output.ts';
+import { type PlannedChart, renderCharts, reportThenWrite } from '../report-files.ts';
 
 /** The parsed options of `ipipe experiment rkv|dt|rta`. */
 export interface AppExperimentOptions {
@@ -56,12 +58,18 @@ export interface AppExperimentOptions {
   readonly json: boolean;
 }
 
-/** Runs one app's experiment, writes its files, prints the table or the JSON document. */
+/** Runs one app's experiment, prints the table or the JSON document, then writes its files. */
 export async function appExperimentCommand(options: AppExperimentOptions): Promise<AppOffloadResult> {
-  const { result, written } = await runAppExperiment(options);
-  if (options.json) writeJson(result);
-  else writeOut(`${renderAppExperiment(result)}\n\nWrote ${written.join(', ')}`);
-  process.stderr.write(`ipipe: wrote ${written.length} files to ${options.outDir}\n`);
+  const result = await simulateAppExperiment(options);
+  const charts = await appCharts(result, options);
+  await reportThenWrite({
+    json: options.json,
+    document: result,
+    text: () => renderAppExperiment(result),
+    notes: charts.notes,
+    outDir: options.outDir,
+    write: () => writeAppOutputs(result, charts.svgs, options),
+  });
   return result;
 }
 
@@ -72,6 +80,12 @@ export async function appExperimentCommand(options: AppExperimentOptions): Promi
 export async function runAppExperiment(
   options: AppExperimentOptions,
 ): Promise<{ readonly result: AppOffloadResult; readonly written: readonly string[] }> {
+  const result = await simulateAppExperiment(options);
+  const charts = await appCharts(result, options);
+  return { result, written: await writeAppOutputs(result, charts.svgs, options) };
+}
+
+async function simulateAppExperiment(options: AppExperimentOptions): Promise<AppOffloadResult> {
   let app: OffloadApp;
   try {
     app = appFor(options.app, options.appConfig);
@@ -128,52 +142,90 @@ export async function runAppExperiment(
     });
     bar.done();
   }
+  return result;
+}
+
+/** The SVG charts of a result (rows that measured nothing left out, see report-files.ts). */
+async function appCharts(
+  result: AppOffloadResult,
+  options: AppExperimentOptions,
+): Promise<{ readonly svgs: Record<string, string>; readonly notes: readonly string[] }> {
   const rows = result.results.map((row) => ({ ...row }));
   const subtitle = `${result.nic}, ${Math.round(result.method.loadFraction * 100)}% of the smaller capacity, seed ${result.seed}`;
-  const charts: Record<string, string> = {};
+  const charts: PlannedChart<(typeof rows)[number]>[] = [];
   const roles = [...new Set(rows.map((r) => r.role))];
+  const bars = (
+    name: string,
+    mine: typeof rows,
+    title: string,
+    y: { field: 'hostCores' | 'perCoreMops' | 'p99LatencyUs'; title: string; unit: string },
+  ) =>
+    charts.push({
+      name,
+      rows: mine,
+      field: y.field,
+      render: (drawable, note) =>
+        barChart({
+          title,
+          subtitle: `${subtitle}${note}`,
+          x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
+          y,
+          group: 'placement',
+          groupTitle: 'Placement',
+          rows: drawable,
+        }),
+    });
   for (const role of roles) {
     const mine = rows.filter((r) => r.role === role);
     const suffix = roles.length > 1 ? `-${role}` : '';
     const of = roles.length > 1 ? ` (${role})` : '';
-    charts[`host-cores${suffix}`] = await barChart({
-      title: `${options.app.toUpperCase()}: host cores used${of}`,
-      subtitle,
-      x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
-      y: { field: 'hostCores', title: 'Host cores busy', unit: 'cores' },
-      group: 'placement',
-      groupTitle: 'Placement',
-      rows: mine,
+    bars(`host-cores${suffix}`, mine, `${options.app.toUpperCase()}: host cores used${of}`, {
+      field: 'hostCores',
+      title: 'Host cores busy',
+      unit: 'cores',
     });
-    charts[`per-core${suffix}`] = await barChart({
-      title: `${options.app.toUpperCase()}: throughput per host core${of}`,
-      subtitle,
-      x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
-      y: { field: 'perCoreMops', title: 'Per-core throughput', unit: 'Mops' },
-      group: 'placement',
-      groupTitle: 'Placement',
-      rows: mine.filter((r) => r.perCoreMops !== null),
-    });
+    // No per-core figure where no host core was busy (an offloaded follower, or a point too short).
+    bars(
+      `per-core${suffix}`,
+      mine.filter((r) => r.perCoreMops !== null),
+      `${options.app.toUpperCase()}: throughput per host core${of}`,
+      {
+        field: 'perCoreMops',
+        title: 'Per-core throughput',
+        unit: 'Mops',
+      },
+    );
   }
-  charts['p99-latency'] = await barChart({
-    title: `${options.app.toUpperCase()}: p99 latency at the offered load`,
-    subtitle,
-    x: { field: 'packetSize', title: 'Packet size', unit: 'B' },
-    y: { field: 'p99LatencyUs', title: 'p99 latency', unit: 'µs' },
-    group: 'placement',
-    groupTitle: 'Placement',
-    rows: rows.filter((r) => r.role === roles[0]),
-  });
+  bars(
+    'p99-latency',
+    rows.filter((r) => r.role === roles[0]),
+    `${options.app.toUpperCase()}: p99 latency at the offered load`,
+    { field: 'p99LatencyUs', title: 'p99 latency', unit: 'µs' },
+  );
+  const rendered = await renderCharts(charts, 'measured nothing', 'use a longer --duration');
+  const silent = rows.filter((r) => r.answered === 0).length;
+  if (silent === 0) return rendered;
+  return {
+    svgs: rendered.svgs,
+    notes: [
+      ...rendered.notes,
+      `${silent} of ${rows.length} point(s) answered no request in the measured ${options.durationNs / 1e6} ms: ` +
+        'their figures are 0 and they have no per-core throughput (no chart where none has); use a longer --duration',
+    ],
+  };
+}
+
+async function writeAppOutputs(
+  result: AppOffloadResult,
+  svgs: Record<string, string>,
+  options: AppExperimentOptions,
+): Promise<readonly string[]> {
   const written = await writeExperimentOutputs(
     options.outDir,
     `${options.app}-${options.target?.nic.name ?? 'live'}`,
-    {
-      json: result,
-      csvRows: rows,
-      charts,
-    },
+    { json: result, csvRows: result.results.map((row) => ({ ...row })), charts: svgs },
   );
-  return { result, written: written.all };
+  return written.all;
 }
 
 /** The result as a text table (one line per role, packet size and placement). */
@@ -225,7 +277,10 @@ function kilo(mops: number): number {
 
 function parsePacketSizes(value: string): number[] {
   const one = parseIntegerIn('--packet-sizes', 64, 9000);
-  return [...new Set(value.split(',').map((part) => one(part.trim())))];
+  return distinct(
+    '--packet-sizes',
+    value.split(',').map((part) => one(part.trim())),
+  );
 }
 
 function readAppConfig(path: string): unknown {

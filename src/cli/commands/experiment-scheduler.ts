@@ -13,7 +13,8 @@ import { timingFor } from '../../platform/sim/hardware-timing.ts';
 import { lineChart, writeExperimentOutputs } from '../../report/index.ts';
 import type { SchedulerPolicy } from '../../sched/hybrid-scheduler.ts';
 import type { ResolvedNic } from '../options.ts';
-import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+import { paint, progressBar, table } from '../output.ts';
+import { type PlannedChart, renderCharts, reportThenWrite } from '../report-files.ts';
 
 export interface SchedulerExperimentOptions {
   readonly target: ResolvedNic;
@@ -53,51 +54,44 @@ export async function schedulerExperimentCommand(
   });
   bar.done();
   const rows = result.results.map((r) => ({ ...r }));
-  // A point too short to complete a request has a latency of 0, which a log axis cannot draw: the
-  // charts leave such rows out (saying so) and the JSON, CSV and text keep every row.
-  const p99Rows = rows.filter((row) => row.p99Us > 0);
-  const p50Rows = rows.filter((row) => row.p50Us > 0);
-  const leftOut = rows.length - Math.min(p99Rows.length, p50Rows.length);
-  const subtitle = `${describe(distribution)}, ${result.actors} actors, seed ${result.seed}${
-    leftOut > 0 ? `; ${leftOut} point(s) with no completed request left out` : ''
-  }`;
-  const p99 = await lineChart({
-    title: `p99 latency vs load — ${options.target.nic.name}`,
-    subtitle,
-    x: { field: 'load', title: 'Load', unit: 'fraction of NIC capacity' },
-    y: { field: 'p99Us', title: 'p99 latency', unit: 'µs', scale: 'log' },
-    series: 'scheduler',
-    seriesTitle: 'Scheduler',
-    rows: p99Rows,
+  const subtitle = `${describe(distribution)}, ${result.actors} actors, seed ${result.seed}`;
+  // A point too short to complete a request has a latency of 0, which a log axis cannot draw.
+  const latencyChart = (field: 'p99Us' | 'p50Us', label: string): PlannedChart<(typeof rows)[number]> => ({
+    name: field === 'p99Us' ? 'p99' : 'p50',
+    rows,
+    field,
+    scale: 'log',
+    render: (drawable, note) =>
+      lineChart({
+        title: `${label} latency vs load — ${options.target.nic.name}`,
+        subtitle: `${subtitle}${note}`,
+        x: { field: 'load', title: 'Load', unit: 'fraction of NIC capacity' },
+        y: { field, title: `${label} latency`, unit: 'µs', scale: 'log' },
+        series: 'scheduler',
+        seriesTitle: 'Scheduler',
+        rows: drawable,
+      }),
   });
-  const p50 = await lineChart({
-    title: `p50 latency vs load — ${options.target.nic.name}`,
-    subtitle,
-    x: { field: 'load', title: 'Load', unit: 'fraction of NIC capacity' },
-    y: { field: 'p50Us', title: 'p50 latency', unit: 'µs', scale: 'log' },
-    series: 'scheduler',
-    seriesTitle: 'Scheduler',
-    rows: p50Rows,
-  });
-  // The report goes out before the files are written, so a failing --out does not lose it.
-  if (options.json) writeJson(result);
-  else writeOut(renderScheduler(result));
-  if (leftOut > 0) {
-    process.stderr.write(
-      `ipipe: ${leftOut} point(s) completed no request (latency 0) and are left out of the charts; use a longer --duration\n`,
-    );
-  }
-  const written = await writeExperimentOutputs(
-    options.outDir,
-    `scheduler-${options.target.nic.name}-${options.dist}`,
-    {
-      json: result,
-      csvRows: rows,
-      charts: { p99, p50 },
-    },
+  const charts = await renderCharts(
+    [latencyChart('p99Us', 'p99'), latencyChart('p50Us', 'p50')],
+    'completed no request (latency 0)',
+    'use a longer --duration',
   );
-  if (!options.json) writeOut(`\nWrote ${written.all.join(', ')}`);
-  process.stderr.write(`ipipe: wrote ${written.all.length} files to ${options.outDir}\n`);
+  await reportThenWrite({
+    json: options.json,
+    document: result,
+    text: () => renderScheduler(result),
+    notes: charts.notes,
+    outDir: options.outDir,
+    write: async () =>
+      (
+        await writeExperimentOutputs(options.outDir, `scheduler-${options.target.nic.name}-${options.dist}`, {
+          json: result,
+          csvRows: rows,
+          charts: charts.svgs,
+        })
+      ).all,
+  });
   return result;
 }
 

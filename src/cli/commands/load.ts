@@ -4,7 +4,9 @@
  * and `loadCommand`, which runs the load and prints a table, or one JSON document with `--json`.
  *
  * With `--module` and `--message` the requests are a real message of the target actor's schema,
- * encoded with its codec (otherwise random bytes, which only an echo server accepts).
+ * encoded with its codec (otherwise random bytes, which only a raw UDP echo server serves: every
+ * actor has a codec and refuses each as IPIPE_ERR_CODEC_DECODE, and the node counts it as a
+ * `decode` drop, not as an execution).
  */
 
 import { ConfigError, UsageError } from '../../errors.ts';
@@ -365,11 +367,27 @@ function bytesReviver(seed: number): (key: string, value: unknown) => unknown {
   };
 }
 
+/**
+ * What the requests carried: seeded random bytes (which every actor's codec refuses, each answered
+ * IPIPE_ERR_CODEC_DECODE and counted by the node as a `decode` drop; only a raw UDP echo server
+ * serves them), or an encoded message of the actor's codec.
+ */
+export type LoadPayload =
+  | { readonly kind: 'random-bytes'; readonly bytes: number | null }
+  | { readonly kind: 'message'; readonly message: string; readonly bytes: number };
+
+function payloadOf(result: LoadResult, request: LoadRequest | undefined): LoadPayload {
+  return request === undefined
+    ? { kind: 'random-bytes', bytes: result.payloadBytes ?? null }
+    : { kind: 'message', message: request.description, bytes: request.bytes.length };
+}
+
 /** The JSON document `--json` prints. */
 export function loadDocument(
   result: LoadResult,
-): { readonly schemaVersion: 1; readonly command: 'load' } & LoadResult {
-  return { schemaVersion: 1, command: 'load', ...result };
+  request?: LoadRequest,
+): { readonly schemaVersion: 1; readonly command: 'load'; readonly payload: LoadPayload } & LoadResult {
+  return { schemaVersion: 1, command: 'load', payload: payloadOf(result, request), ...result };
 }
 
 /** The human-readable form: a summary line, then counts and latencies as tables. */
@@ -380,7 +398,12 @@ export function renderLoad(result: LoadResult, request?: LoadRequest): string {
       : `closed loop, ${result.mode.outstanding} outstanding`;
   const lines = [
     paint('bold', `load → ${result.target}, actor ${result.actorId}: ${mode}`),
-    `${request === undefined ? `payload ${result.payloadBytes ?? 'per request'} B` : `request ${request.description} (${request.bytes.length} B)`}, warm-up ${result.warmupMs} ms, measured ${result.durationMs} ms, seed ${result.seed}`,
+    `${request === undefined ? `payload: ${result.payloadBytes ?? 'per request'} random bytes` : `request ${request.description} (${request.bytes.length} B)`}, warm-up ${result.warmupMs} ms, measured ${result.durationMs} ms, seed ${result.seed}`,
+    ...(request === undefined
+      ? [
+          "  (not a message of the actor's codec: an ipipe actor refuses each as IPIPE_ERR_CODEC_DECODE; --module and --message send real ones)",
+        ]
+      : []),
     '',
     table(
       ['sent', 'answered', 'timeouts', 'errors', 'throughput req/s', 'offered req/s', 'achieved req/s'],
@@ -464,7 +487,7 @@ export async function loadCommand(
   } finally {
     bar.done();
   }
-  if (options.json) output.json(loadDocument(result));
+  if (options.json) output.json(loadDocument(result, options.request));
   else output.text(renderLoad(result, options.request));
   return result;
 }

@@ -17,10 +17,12 @@ import { startAdminServer } from '../../platform/live/node/admin-server.ts';
 import {
   LiveNode,
   type LiveNodeOptions,
+  nicDomainNode,
   startHostDomain,
   startNicDomain,
 } from '../../platform/live/node/live-node.ts';
 import type { Decision, Domain } from '../../sched/types.ts';
+import { refuseFlags } from '../options.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 
 export interface RunOptions {
@@ -37,6 +39,8 @@ export interface RunOptions {
   readonly watchdogMs: number;
   readonly placement: Readonly<Record<string, Domain>>;
   readonly json: boolean;
+  /** The flags typed on the command line (to refuse those this mode would ignore). */
+  readonly given?: readonly string[];
 }
 
 /** Why a user's actor module would not load, as a usage error with the likely fix. */
@@ -107,6 +111,14 @@ function nodeOptions(options: RunOptions, catalog: CatalogEntry[]): LiveNodeOpti
   };
 }
 
+function metricsPortError(options: RunOptions, error: unknown): ConfigError {
+  return new ConfigError(
+    'metricsPort',
+    `cannot listen on ${options.address}:${options.metricsPort} for /metrics (${(error as Error).message}); ` +
+      'pick another --metrics-port',
+  );
+}
+
 /** Resolves with the exit code once a signal stopped the node. */
 function untilSignal(stop: () => Promise<void>): Promise<number> {
   return new Promise((resolveExit) => {
@@ -130,7 +142,14 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
 
 /** The node options and the actors this process hosts, from a module or from a cluster file. */
 async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; hosted: CatalogEntry[] }> {
+  const given = options.given ?? [];
   if (options.clusterFile === undefined) {
+    refuseFlags(
+      given,
+      ['--node-id'],
+      'a node without --cluster',
+      'give --cluster <file> too (--node-id picks one of its nodes), or drop --node-id',
+    );
     if (options.module === undefined) {
       throw new UsageError('give the module whose actors to run, or --cluster <file> with --node-id <n>');
     }
@@ -144,8 +163,23 @@ async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; 
   }
   if (options.nodeId === undefined)
     throw new UsageError('--cluster needs --node-id <n>: which node of the file this is');
+  refuseFlags(
+    given,
+    ['--port', '--address'],
+    'a node of a --cluster file',
+    "the file sets each node's address and port: change them there",
+  );
   const spec = readClusterFile(options.clusterFile);
   const fromFile = nodeOptionsFor(spec, options.nodeId);
+  refuseFlags(
+    given,
+    [
+      ...(fromFile.nicCores === undefined ? [] : ['--nic-cores']),
+      ...(fromFile.hostCores === undefined ? [] : ['--host-cores']),
+    ],
+    `node ${options.nodeId} of ${options.clusterFile}`,
+    'the file sets its cores: change them there, or remove them from the file',
+  );
   const live: LiveNodeOptions = {
     ...fromFile,
     nicCores: fromFile.nicCores ?? options.nicCores,
@@ -167,11 +201,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
     } catch (error) {
       // The node already serves (threads, a socket): stop it, or the process would never exit.
       await node.stop();
-      throw new ConfigError(
-        'metricsPort',
-        `cannot listen on ${options.address}:${options.metricsPort} for /metrics (${(error as Error).message}); ` +
-          'pick another --metrics-port',
-      );
+      throw metricsPortError(options, error);
     }
   }
   const banner = {
@@ -225,10 +255,33 @@ export function parseChannelAddress(value: string): { host: string; port: number
   return { host: match[1] as string, port };
 }
 
-export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number> {
+/**
+ * Options of `ipipe node` that only the other role uses: the host domain serves no UDP and no
+ * metrics (the NIC domain does), and the NIC domain runs no host cores. Given to the wrong role
+ * they would be ignored, so they are refused.
+ */
+const OTHER_ROLE_OPTIONS: Readonly<Record<'nic' | 'host', readonly string[]>> = {
+  nic: ['--host-cores'],
+  host: ['--nic-cores', '--port', '--address', '--metrics-port'],
+};
+
+export async function nodeRoleCommand(
+  options: NodeRoleOptions,
+  given: readonly string[] = [],
+): Promise<number> {
   if (options.module === undefined) throw new UsageError('ipipe node needs the module whose actors it hosts');
+  const misplaced = OTHER_ROLE_OPTIONS[options.role].filter((flag) => given.includes(flag));
+  if (misplaced.length > 0) {
+    const other = options.role === 'nic' ? 'host' : 'nic';
+    throw new UsageError(
+      `${misplaced.join(', ')} ${misplaced.length === 1 ? 'belongs' : 'belong'} to the --role ${other} process ` +
+        `(the ${other === 'nic' ? 'NIC domain serves UDP and /metrics and runs the NIC cores' : 'host domain runs the host cores'}): ` +
+        `give ${misplaced.length === 1 ? 'it' : 'them'} to that process instead`,
+    );
+  }
   const catalog = await catalogOf(options.module);
   const live = nodeOptions(options, catalog);
+  const channelUrl = `tcp://${options.channel.host}:${options.channel.port}`;
   if (options.role === 'nic') {
     const listener = await listenTcpChannel({ host: options.channel.host, port: options.channel.port });
     process.stderr.write(
@@ -238,10 +291,48 @@ export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number>
     await listener.close();
     const nic = await startNicDomain(live, channel);
     nic.onDecision = printDecision;
-    writeOut(
-      `ipipe NIC domain serving UDP ${nic.address.address}:${nic.address.port} (host domain over TCP)`,
-    );
+    nic.onHostLost = () => {
+      const onHost = catalog.filter((entry) => nic.domainOf(entry.id) === 'host').map((entry) => entry.name);
+      process.stderr.write(
+        `ipipe: the host domain is gone (the channel ${channelUrl} closed: its process ended or the link failed). ` +
+          `Requests for actors on the host (${onHost.length > 0 ? onHost.join(', ') : 'none now'}) are refused ` +
+          'with IPIPE_ERR_NODE_HOST_UNREACHABLE and counted in /stats drops as host-unreachable; NIC actors ' +
+          'keep serving. This process does not reconnect: restart it, then the --role host process.\n',
+      );
+    };
+    let admin: Awaited<ReturnType<typeof startAdminServer>> | undefined;
+    if (options.metricsPort !== undefined) {
+      try {
+        admin = await startAdminServer(nicDomainNode(nic), options.metricsPort, options.address);
+      } catch (error) {
+        nic.beginStop();
+        await nic.stop();
+        await channel.close();
+        throw metricsPortError(options, error);
+      }
+    }
+    const banner = {
+      schemaVersion: 1,
+      role: 'nic' as const,
+      channel: channelUrl,
+      udp: nic.address,
+      pid: process.pid,
+      admin: admin ? `http://${admin.address}:${admin.port}` : null,
+      nicCores: options.nicCores,
+      actors: catalog.map((entry) => ({ id: entry.id, name: entry.name, domain: nic.domainOf(entry.id) })),
+    };
+    if (options.json) writeJson(banner);
+    else {
+      writeOut(
+        `ipipe NIC domain serving UDP ${nic.address.address}:${nic.address.port} (host domain over TCP)`,
+      );
+      if (admin)
+        writeOut(
+          `metrics and admin: ${banner.admin}/metrics · /stats · POST /migrate?actor=<name>&to=nic|host`,
+        );
+    }
     return untilSignal(async () => {
+      await admin?.close();
       nic.beginStop();
       await nic.stop();
       await channel.close();
@@ -249,9 +340,16 @@ export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number>
   }
   const channel = await connectTcpChannel({ host: options.channel.host, port: options.channel.port });
   const host = await startHostDomain(live, channel);
-  writeOut(
-    `ipipe host domain connected to the NIC domain at tcp://${options.channel.host}:${options.channel.port}`,
-  );
+  if (options.json)
+    writeJson({
+      schemaVersion: 1,
+      role: 'host' as const,
+      channel: channelUrl,
+      pid: process.pid,
+      hostCores: options.hostCores,
+      actors: catalog.map((entry) => ({ id: entry.id, name: entry.name })),
+    });
+  else writeOut(`ipipe host domain connected to the NIC domain at ${channelUrl}`);
   return untilSignal(async () => {
     await host.stop();
     await channel.close();

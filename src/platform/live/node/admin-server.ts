@@ -17,6 +17,9 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
+/** What the admin server reads and drives: a whole `LiveNode`, or a split node's NIC domain (`nicDomainNode`). */
+export type AdminTarget = Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'>;
+
 const DOMAIN_CODE: Readonly<Record<string, number>> = { nic: 0, host: 1, migrating: 2 };
 
 /** A node's metrics: its registry, and `close` to stop recording (the latency window's clock). */
@@ -26,7 +29,7 @@ export interface NodeMetrics {
 }
 
 /** Registers the node's metrics in a fresh registry. */
-export function nodeMetrics(node: LiveNode): NodeMetrics {
+export function nodeMetrics(node: AdminTarget): NodeMetrics {
   const registry = new client.Registry();
   const nic = node.nic;
   const latency = new ActorLatencySummary(
@@ -162,7 +165,7 @@ export function nodeMetrics(node: LiveNode): NodeMetrics {
 
 /** Serves /metrics, /stats and /migrate for `node` on `port` (0: any free port). */
 export async function startAdminServer(
-  node: LiveNode,
+  node: AdminTarget,
   port: number,
   address = '127.0.0.1',
 ): Promise<AdminServer> {

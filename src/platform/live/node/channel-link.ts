@@ -70,6 +70,8 @@ export class ChannelLink {
   readonly #backlog: Uint8Array[] = [];
   #draining = false;
   #unsubscribe: (() => void) | undefined;
+  #onClosed: (() => void) | undefined;
+  #closeReported = false;
   /** Bytes handed to the channel. */
   sentBytes = 0;
   /** Messages that failed their checksum or framing and were dropped. */
@@ -101,7 +103,15 @@ export class ChannelLink {
           this.corrupt++;
           continue;
         }
-        if (message === null) return;
+        if (message === null) {
+          // The channel calls its readable listeners once when it closes; after `close` here no
+          // listener is left, so this reports only a close by the peer (or a failed connection).
+          if (this.#channel.closed && !this.#closeReported) {
+            this.#closeReported = true;
+            this.#onClosed?.();
+          }
+          return;
+        }
         const reader = this.#reader.reset(message);
         const kind = reader.u8();
         const actor = reader.u32() as ActorId;
@@ -114,6 +124,19 @@ export class ChannelLink {
     };
     this.#unsubscribe = this.#channel.onReadable(drain);
     drain();
+  }
+
+  /** True once either end closed the channel (or, over TCP, the connection failed). */
+  get closed(): boolean {
+    return this.#channel.closed;
+  }
+
+  /**
+   * `listener` runs once, after the messages that arrived before it were delivered, when the
+   * channel turns out closed while this side still listens: the peer domain went away.
+   */
+  onClosed(listener: () => void): void {
+    this.#onClosed = listener;
   }
 
   request(actor: ActorId, timerId: number, origin: Origin, payload: Uint8Array): void {

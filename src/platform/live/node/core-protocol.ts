@@ -31,6 +31,8 @@ export const WORK_FORGET = 3;
 export const WORK_STOP = 4;
 export const RESULT_DONE = 1;
 export const RESULT_FAILED = 2;
+/** The code of a RESULT_FAILED whose payload its actor's codec refused (the handler never ran). */
+export const DECODE_FAILED = 'IPIPE_ERR_CODEC_DECODE';
 export const OUT_SEND = 1;
 export const OUT_REPLY = 2;
 export const OUT_TIMER = 3;

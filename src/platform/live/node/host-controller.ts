@@ -27,6 +27,7 @@ import {
 import { wallNs } from './clock.ts';
 import {
   type CoreOutput,
+  DECODE_FAILED,
   type FrameReader,
   RESULT_DONE,
   RESULT_FAILED,
@@ -242,10 +243,15 @@ export class HostController {
     const kind = reader.u8();
     reader.u32();
     const execNs = reader.f64();
-    this.executed.set(request.actor, (this.executed.get(request.actor) ?? 0) + 1);
-    this.#link.done(request.actor, execNs);
-    if (kind === RESULT_FAILED) {
-      this.#refuse(request.origin, request.actor, reader.text(1), reader.text(2));
+    const failedCode = kind === RESULT_FAILED ? reader.text(1) : undefined;
+    // Bytes its codec refused never reached the handler: not an execution (the NIC counts the
+    // refusal as a `decode` drop when the error reply passes through it, and no DONE).
+    if (failedCode !== DECODE_FAILED) {
+      this.executed.set(request.actor, (this.executed.get(request.actor) ?? 0) + 1);
+      this.#link.done(request.actor, execNs);
+    }
+    if (failedCode !== undefined) {
+      this.#refuse(request.origin, request.actor, failedCode, reader.text(2));
     } else if (kind === RESULT_DONE) {
       const outputs = readOutputs(reader, reader.u16(), request.origin);
       for (const output of outputs ?? []) this.#route(output, request.actor);

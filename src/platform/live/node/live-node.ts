@@ -86,6 +86,11 @@ export interface LiveNodeStats {
    * bigger than a frame, e.g. one rebuilt from fragments); they waited and went in order.
    */
   readonly ringFullHandOffs: number;
+  /**
+   * A split node's NIC domain only (`ipipe node --role nic`): true once the channel to the host
+   * process closed while serving (requests for host actors are then `host-unreachable` drops).
+   */
+  readonly hostLost?: boolean;
 }
 
 /**
@@ -297,38 +302,7 @@ export class LiveNode {
   }
 
   stats(): LiveNodeStats {
-    const nic = this.nic;
-    const executed: Record<string, { nic: number; host: number }> = {};
-    for (const [id, counts] of nic.executed)
-      executed[nic.table.lookup(id)?.name ?? String(id)] = { ...counts };
-    return {
-      requests: nic.requests,
-      replies: nic.replies,
-      errorReplies: nic.errorReplies,
-      duplicates: nic.duplicates,
-      handlerNs: { ...nic.handlerNs },
-      peer: {
-        sent: nic.peerFramesSent,
-        received: nic.peerFramesReceived,
-        relayedReplies: nic.relayedReplies,
-        fragmented: nic.peerMessagesFragmented,
-        fragmentsSent: nic.peerFragmentsSent,
-        fragmentsReceived: nic.peerFragmentsReceived,
-        reassembled: nic.reassembler.messagesRebuilt,
-        reassemblyBytesHeld: nic.reassembler.bytesHeld,
-      },
-      drops: Object.fromEntries([
-        ...nic.drops,
-        ...[...this.host.drops].map(([r, n]) => [`host-${r}`, n] as const),
-      ]),
-      executed,
-      migrations: nic.migrations.recent(),
-      migrationsTotal: nic.migrations.total,
-      decisions: nic.decisions.recent(),
-      decisionsTotal: nic.decisions.total,
-      watchdogKills: nic.replacedCores + this.host.replacedCores,
-      ringFullHandOffs: nic.ringFullHandOffs + this.host.ringFullHandOffs,
-    };
+    return domainStats(this.nic, this.host);
   }
 
   /** Graceful stop: refuse new requests, let queued work finish (up to `drainMs`), stop every core. */
@@ -344,4 +318,62 @@ export class LiveNode {
     await this.host.stop();
     await Promise.all(this.#links.map((link) => link.close()));
   }
+}
+
+/** What the host domain adds to a node's statistics (absent for a split NIC domain: another process). */
+type HostCounters = Pick<HostController, 'drops' | 'replacedCores' | 'ringFullHandOffs'>;
+
+/**
+ * A node's statistics as its NIC controller sees them, with the host domain's own counters when
+ * the host runs in this process. A split NIC domain (`ipipe node --role nic`) has no `host`: its
+ * host-side drops, watchdog kills and ring hand-offs are the host process's and are not counted.
+ */
+export function domainStats(nic: NicController, host?: HostCounters): LiveNodeStats {
+  const executed: Record<string, { nic: number; host: number }> = {};
+  for (const [id, counts] of nic.executed) executed[nic.table.lookup(id)?.name ?? String(id)] = { ...counts };
+  return {
+    requests: nic.requests,
+    replies: nic.replies,
+    errorReplies: nic.errorReplies,
+    duplicates: nic.duplicates,
+    handlerNs: { ...nic.handlerNs },
+    peer: {
+      sent: nic.peerFramesSent,
+      received: nic.peerFramesReceived,
+      relayedReplies: nic.relayedReplies,
+      fragmented: nic.peerMessagesFragmented,
+      fragmentsSent: nic.peerFragmentsSent,
+      fragmentsReceived: nic.peerFragmentsReceived,
+      reassembled: nic.reassembler.messagesRebuilt,
+      reassemblyBytesHeld: nic.reassembler.bytesHeld,
+    },
+    drops: Object.fromEntries([
+      ...nic.drops,
+      ...[...(host?.drops ?? [])].map(([r, n]) => [`host-${r}`, n] as const),
+    ]),
+    executed,
+    migrations: nic.migrations.recent(),
+    migrationsTotal: nic.migrations.total,
+    decisions: nic.decisions.recent(),
+    decisionsTotal: nic.decisions.total,
+    watchdogKills: nic.replacedCores + (host?.replacedCores ?? 0),
+    ringFullHandOffs: nic.ringFullHandOffs + (host?.ringFullHandOffs ?? 0),
+  };
+}
+
+/**
+ * A split node's NIC domain (`startNicDomain`) seen as a node by the admin server: it serves
+ * /metrics, /stats and /migrate like `LiveNode`, counting the NIC's side only.
+ */
+export function nicDomainNode(nic: NicController): Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'> {
+  return {
+    nic,
+    stats: () => ({ ...domainStats(nic), hostLost: nic.hostLost }),
+    actorId(name: string): ActorId {
+      const entry = nic.table.lookupName(name);
+      if (!entry) throw new ConfigError('actor', `no actor named "${name}" on this node`);
+      return entry.id;
+    },
+    migrate: (actor, to, trigger = 'forced') => nic.migrate(actor, to, trigger),
+  };
 }

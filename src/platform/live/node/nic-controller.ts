@@ -55,6 +55,7 @@ import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
 import {
   type CoreOutput,
+  DECODE_FAILED,
   type FrameReader,
   OUT_REPLY_WORK,
   RESULT_DONE,
@@ -246,6 +247,13 @@ export class NicController {
   /** Requests the management core completed since the last management tick. */
   #managementCompletions = 0;
   #stopping = false;
+  /**
+   * Set when the channel to the host domain closed while this NIC domain serves (a split node's
+   * host process died): requests for host actors are refused from then on (`host-unreachable`).
+   * `onHostLost` is told once.
+   */
+  hostLost = false;
+  onHostLost: (() => void) | undefined;
   /** Set when `stop` closes the socket: later sends are dropped (`socket-closed`), not thrown. */
   #socketClosed = false;
 
@@ -401,13 +409,17 @@ export class NicController {
       }
     }
     await this.#cores.start();
+    this.#link.onClosed(() => {
+      if (this.#stopping) return;
+      this.hostLost = true;
+      this.onHostLost?.();
+    });
     this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
     for (const [actor, outputs] of initOutputs) for (const output of outputs) this.#route(output, actor);
     this.#armManage(MANAGE_IDLE_MS);
     const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22, lookup: literalLookup() });
     this.#socket = socket;
     socket.on('message', (message, remote) => this.#onDatagram(message, remote));
-    socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
@@ -422,12 +434,19 @@ export class NicController {
       this.#socket = undefined;
       socket.close();
       await this.#cores.stop();
+      // Which of the two the user must change depends on why the bind failed.
+      const code = (error as { code?: unknown }).code;
+      const addressProblem = code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
       throw new ConfigError(
-        'port',
-        `cannot listen on ${o.address}:${o.port} (${(error as Error).message}); pick another port or stop what holds it`,
+        addressProblem ? 'address' : 'port',
+        addressProblem
+          ? `cannot listen on ${o.address}:${o.port} (${(error as Error).message}): ${o.address} is not an address of this machine; give one it has (127.0.0.1, 0.0.0.0 for all, or an interface's)`
+          : `cannot listen on ${o.address}:${o.port} (${(error as Error).message}); pick another port or stop what holds it`,
         { cause: error },
       );
     }
+    // Attached once bound: a failed bind is reported above, once, not also as a socket error.
+    socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
   }
 
   // ── the management core's checks ─────────────────────────────────────────────────────────────
@@ -747,6 +766,25 @@ export class NicController {
     else this.#send(frame, origin.endpoint.port, origin.endpoint.address);
   }
 
+  /**
+   * Hands a request to the host domain. With the channel closed (a split node's host process
+   * ended) it could never run: the client gets an error now instead of a time-out, and the request
+   * is counted as dropped (`host-unreachable`) rather than queued for ever behind a dead channel.
+   */
+  #toHost(actor: ActorId, request: LiveRequest): void {
+    if (this.#link.closed) {
+      this.#drop('host-unreachable');
+      this.#errorToClient(
+        request.origin,
+        actor,
+        'IPIPE_ERR_NODE_HOST_UNREACHABLE',
+        "this actor runs on the node's host domain, which is gone (its process ended or the channel closed): restart the host process and then this NIC process",
+      );
+      return;
+    }
+    this.#link.request(actor, request.timerId, request.origin, request.payload);
+  }
+
   #errorToClient(origin: Origin, actor: ActorId, code: string, message: string): void {
     if (origin.kind !== 'client') return;
     const body = new Uint8Array(Math.min(1024, this.#options.maxFrameBytes - HEADER_BYTES));
@@ -796,12 +834,7 @@ export class NicController {
         (this.#held[core] as LiveRequest[]).push(work.request);
         this.#handOff(core, work.request, monotonicMs);
       } else if (work.kind === 'forward') {
-        this.#link.request(
-          work.request.actor,
-          work.request.timerId,
-          work.request.origin,
-          work.request.payload,
-        );
+        this.#toHost(work.request.actor, work.request);
       } else if (work.kind === 'drop') {
         this.#drop(work.reason);
         this.#errorToClient(
@@ -864,12 +897,20 @@ export class NicController {
     this.handlerNs.nic += execNs;
     if (core === this.scheduler.settings.managementCoreId) this.#managementCompletions++;
     this.#apply(this.scheduler.complete(core, wallNsAt(nowMs), execNs));
-    this.#count(request.actor, 'nic');
     if (kind === RESULT_FAILED) {
-      // An actor's message or a timer has nobody to answer: the core logged it; count it here.
-      if (request.origin.kind !== 'client') this.#drop('handler-failed');
-      this.#errorToClient(request.origin, request.actor, reader.text(1), reader.text(2));
+      const code = reader.text(1);
+      const message = reader.text(2);
+      // Bytes that are not a message of the actor's codec never reached its handler: a drop
+      // (`decode`), not an execution — else random bytes sent at an actor would count as served.
+      if (code === DECODE_FAILED) this.#drop('decode');
+      else {
+        this.#count(request.actor, 'nic');
+        // An actor's message or a timer has nobody to answer: the core logged it; count it here.
+        if (request.origin.kind !== 'client') this.#drop('handler-failed');
+      }
+      this.#errorToClient(request.origin, request.actor, code, message);
     } else if (kind === RESULT_DONE) {
+      this.#count(request.actor, 'nic');
       const count = reader.u16();
       if (count === 1 && reader.peekU8() === OUT_REPLY_WORK && request.origin.kind === 'client') {
         // The commonest result — one reply to the request's own client — is answered straight
@@ -944,7 +985,10 @@ export class NicController {
       }
       case LINK_ERROR: {
         const origin = reader.origin();
-        this.#errorToClient(origin, actor, reader.text(1), reader.text(2));
+        const code = reader.text(1);
+        // The host sends no DONE for a request it could not decode (host-controller.ts #result).
+        if (code === DECODE_FAILED) this.#drop('decode');
+        this.#errorToClient(origin, actor, code, reader.text(2));
         break;
       }
       case LINK_REQUEST: {
@@ -1132,8 +1176,7 @@ export class NicController {
     migration.goneMs = performance.now();
     this.table.move(actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
     const buffered = this.scheduler.finishMigration(actor, wallNs());
-    for (const request of buffered)
-      this.#link.request(actor, request.timerId, request.origin, request.payload);
+    for (const request of buffered) this.#toHost(actor, request);
     this.#migrating.delete(actor);
     const endMs = performance.now();
     const record: LiveMigrationRecord = {
