@@ -1,6 +1,7 @@
 /**
  * The ring checksum compiled to WebAssembly (src/platform/live/channel/word-checksum-wasm.ts): it
- * is the JavaScript `ringChecksum` bit for bit — at every length 0..300, at random lengths up to
+ * is the JavaScript `ringChecksum` bit for bit — at every length 0..400 (three 128-byte blocks and
+ * every combination of the parts after them), at random lengths up to
  * 4 KiB and random offsets (seeded), with bytes outside the record not sealed — so a ring side
  * attached by its SharedArrayBuffer (JavaScript) and one attached by its WebAssembly.Memory agree;
  * a ring made by `SpscRing.create` uses it on both sides when attached by `memory`; and a damaged
@@ -29,11 +30,11 @@ function wasmAndViews(bytes: number) {
   return { memory, checksum, words: new Int32Array(memory.buffer), bytes: new Uint8Array(memory.buffer) };
 }
 
-test('the WebAssembly checksum equals the JavaScript one at every length 0..300, at several offsets', () => {
+test('the WebAssembly checksum equals the JavaScript one at every length 0..400, at several offsets', () => {
   const { checksum, words, bytes } = wasmAndViews(8192);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 0xff;
   for (const start of [0, 4, 8, 392, 4096]) {
-    for (let length = 0; length <= 300; length++) {
+    for (let length = 0; length <= 400; length++) {
       assert.equal(
         checksum(start, length),
         ringChecksum(words, bytes, start, length),
