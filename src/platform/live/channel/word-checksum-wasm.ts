@@ -22,11 +22,11 @@
 import {
   RING_CHECKSUM_LANES,
   RING_CHECKSUM_MULTIPLIERS,
+  RING_CHECKSUM_ROTATIONS,
   RING_CHECKSUM_SEEDS,
   RING_CHECKSUM_SHIFT,
-  RING_CHECKSUM_TREE_MULTIPLIERS,
   SEED_ONLY_VECTOR_PART,
-  UPPER_HALF_OF_SEED_TREE,
+  UPPER_HALF_OF_SEED_ROOTS,
 } from './word-checksum.ts';
 
 /** The parts of a shared `WebAssembly.Memory` the ring uses (lib.dom has the full type; this project compiles without it). */
@@ -147,7 +147,9 @@ const SIMD = {
   v128Load: 0x00,
   v128Const: 0x0c,
   i32x4ExtractLane: 0x1b,
+  v128Or: 0x50,
   v128Xor: 0x51,
+  i32x4Shl: 0xab,
   i32x4ShrU: 0xad,
   i32x4Mul: 0xb5,
 } as const;
@@ -185,7 +187,6 @@ function assembleChecksumModule(): Uint8Array {
     for (let lane = 0; lane < 4; lane++) view.setInt32(lane * 4, lanes[lane]!, true);
     simd(SIMD.v128Const, ...bytes);
   };
-  const splat = (value: number): void => vectorConstant([value, value, value, value]);
   /** A_k = imul(x ^ (x >>> 15), K) with x = A_k ^ the vector at cursor + offset: one step of four lanes. */
   const step = (accumulator: number, offset: number): void => {
     get(ACCUMULATOR + accumulator);
@@ -205,14 +206,27 @@ function assembleChecksumModule(): Uint8Array {
     simd(SIMD.i32x4ShrU);
     simd(SIMD.v128Xor);
   };
-  /** pair(a, b) = imul(a, K) ^ b, lane by lane, into accumulator `into`. */
-  const pair = (a: number, b: number, multiplier: number, into: number): void => {
-    get(ACCUMULATOR + a);
-    splat(multiplier);
-    simd(SIMD.i32x4Mul);
-    get(ACCUMULATOR + b);
+  /** rotl(A_k, the rotation of accumulator k), lane by lane, onto the stack (SIMD has no rotate). */
+  const rotatedLanes = (accumulator: number): void => {
+    const bits = RING_CHECKSUM_ROTATIONS[accumulator]!;
+    get(ACCUMULATOR + accumulator);
+    if (bits === 0) return;
+    constant(bits);
+    simd(SIMD.i32x4Shl);
+    get(ACCUMULATOR + accumulator);
+    constant(32 - bits);
+    simd(SIMD.i32x4ShrU);
+    simd(SIMD.v128Or);
+  };
+  /** The XOR of four accumulators' rotated lanes onto the stack, as a tree (two XORs deep, not three). */
+  const rootsOf = (first: number): void => {
+    rotatedLanes(first);
+    rotatedLanes(first + 1);
     simd(SIMD.v128Xor);
-    set(ACCUMULATOR + into);
+    rotatedLanes(first + 2);
+    rotatedLanes(first + 3);
+    simd(SIMD.v128Xor);
+    simd(SIMD.v128Xor);
   };
   /** x ^= x >>> shift on the i32 on the stack (through X). */
   const xorShift = (shift: number): void => {
@@ -220,6 +234,16 @@ function assembleChecksumModule(): Uint8Array {
     get(X);
     constant(shift);
     emit(OP.i32ShrU, OP.i32Xor);
+  };
+  /** fmix (word-checksum.ts) of the i32 on the stack. */
+  const fmix = (): void => {
+    xorShift(16);
+    constant(K2);
+    emit(OP.i32Mul);
+    xorShift(13);
+    constant(K3);
+    emit(OP.i32Mul);
+    xorShift(16);
   };
   /** SCALAR = imul(x ^ (x >>> 15), K2) with x = SCALAR ^ the i32 on the stack. */
   const scalarStep = (): void => {
@@ -245,10 +269,17 @@ function assembleChecksumModule(): Uint8Array {
     emit(OP.i32LtU, OP.brIf, 0, OP.end, OP.end);
   };
 
-  for (let accumulator = 0; accumulator < ACCUMULATORS; accumulator++) {
+  const seed = (accumulator: number): void => {
     vectorConstant([...RING_CHECKSUM_SEEDS.subarray(accumulator * 4, accumulator * 4 + 4)]);
     set(ACCUMULATOR + accumulator);
-  }
+  };
+  // Accumulators 4–7 only for records of 128 bytes or more: a constant costs four instructions.
+  for (let accumulator = 0; accumulator < 4; accumulator++) seed(accumulator);
+  get(LENGTH);
+  constant(~127);
+  emit(OP.i32And, OP.if, EMPTY_BLOCK);
+  for (let accumulator = 4; accumulator < ACCUMULATORS; accumulator++) seed(accumulator);
+  emit(OP.end);
   vectorConstant(RING_CHECKSUM_MULTIPLIERS);
   set(STEP_MULTIPLIERS);
   // 128-byte blocks: vector k of a block to accumulator k.
@@ -325,54 +356,36 @@ function assembleChecksumModule(): Uint8Array {
   get(X);
   scalarStep();
   emit(OP.end);
-  // The tree over the accumulators, all four positions at once. Below 128 bytes accumulators 4–7
-  // still hold their seeds, so their half of the tree is a constant (computed once, below).
-  // Below 16 bytes no accumulator left its seed: the whole vector part is a constant.
-  const [level1, level2, level3] = RING_CHECKSUM_TREE_MULTIPLIERS as [number, number, number];
+  // The roots, all four positions at once: each accumulator rotated by its own amount, XORed.
+  // Below 16 bytes every lane holds its seed and the whole vector part is a constant; below 128
+  // bytes accumulators 4–7 do, and their part is (computed once, in word-checksum.ts).
   get(LENGTH);
   constant(~15);
   emit(OP.i32And, OP.if, I32);
+  rootsOf(0);
   get(LENGTH);
   constant(~127);
-  emit(OP.i32And, OP.if, EMPTY_BLOCK);
-  pair(4, 5, level1, 4);
-  pair(6, 7, level1, 6);
-  pair(4, 6, level2, 4);
+  emit(OP.i32And, OP.if, V128);
+  rootsOf(4);
   emit(OP.else);
-  vectorConstant([...UPPER_HALF_OF_SEED_TREE]);
-  set(ACCUMULATOR + 4);
+  vectorConstant([...UPPER_HALF_OF_SEED_ROOTS]);
   emit(OP.end);
-  pair(0, 1, level1, 0);
-  pair(2, 3, level1, 2);
-  pair(0, 2, level2, 0);
-  pair(0, 4, level3, 0);
-  // fmix each root, XOR the four roots and fmix(scalar lane), then the last mix.
-  get(ACCUMULATOR);
-  vectorXorShift(16);
-  splat(K2);
-  simd(SIMD.i32x4Mul);
-  vectorXorShift(13);
-  splat(K3);
-  simd(SIMD.i32x4Mul);
-  vectorXorShift(16);
-  emit(OP.localTee, XV);
-  simd(SIMD.i32x4ExtractLane, 0);
-  for (let lane = 1; lane < 4; lane++) {
+  simd(SIMD.v128Xor);
+  set(XV);
+  // fmix of each root as four scalar chains side by side: a vector fmix would be two ~10-cycle
+  // vector multiplies deep, and the producer waits for the seal.
+  for (let lane = 0; lane < 4; lane++) {
     get(XV);
     simd(SIMD.i32x4ExtractLane, lane);
-    emit(OP.i32Xor);
+    fmix();
+    if (lane > 0) emit(OP.i32Xor);
   }
   emit(OP.else);
   constant(SEED_ONLY_VECTOR_PART);
   emit(OP.end);
+  // XOR fmix(scalar lane), then the last mix.
   get(SCALAR);
-  xorShift(16);
-  constant(K2);
-  emit(OP.i32Mul);
-  xorShift(13);
-  constant(K3);
-  emit(OP.i32Mul);
-  xorShift(16);
+  fmix();
   emit(OP.i32Xor);
   xorShift(16);
   constant(K1);

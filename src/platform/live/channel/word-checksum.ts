@@ -12,32 +12,39 @@
  *   - 128-byte blocks: word j of each block (j = 0..31) goes to lane j;
  *   - then, of the 0–127 bytes left, a 64-byte part (if there is one) goes to lanes 0–15, then a
  *     32-byte part to lanes 0–7, then a 16-byte part to lanes 0–3 — each part word j to lane j;
- *   - each lane starts from its own seed (`SEEDS`) and takes a word by
+ *   - each lane starts from its own seed (`RING_CHECKSUM_SEEDS`) and takes a word by
  *     `x = h ^ w; x ^= x >>> 15; h = imul(x, K[lane & 3])`;
- *   - the eight lanes at position p of the eight accumulators (lanes p, p+4, …, p+28) are combined
- *     by a tree `pair(a, b) = imul(a, K) ^ b` (three levels, K2, K3, K1), the root is finished by
- *     `fmix`, and the four roots and `fmix` of the scalar lane are XORed, then mixed once more.
+ *   - each lane of accumulator k is rotated left by `RING_CHECKSUM_ROTATIONS[k]` (3k bits), the
+ *     eight rotated lanes at position p (lanes p, p+4, …, p+28) are XORed into a root,
+ *     each of the four roots and the scalar lane is finished by `fmix`, and the five are XORed,
+ *     then mixed once more.
  *
  * What it guarantees — the same as the four-lane hash it replaces (layout version 2). Each step is
  * a bijection of the lane state for a fixed word (xor, xor-shift and a multiply by an odd constant
- * are all invertible) and of the word for a fixed state; `pair` is a bijection of either argument
- * when the other is fixed; `fmix` and the last mix are bijections; so a record whose bytes differ
- * from what was sealed **in any one 32-bit word** (any number of flipped bits in it) changes exactly
- * one lane, that lane's root, and the seal: it always fails the check. A changed length seeds the
- * scalar lane differently and frames other words. Damage spread over several words passes with
- * probability ~2⁻³² (as a CRC's beyond its burst length); the xor-shift is what makes it mix
- * within a lane — a multiply alone only carries a difference towards the high bits, so two flips of
- * bit 31 in one lane would cancel. Identical damage in two lanes of an all-equal record cannot
- * cancel either: the lanes start from distinct seeds, and `pair` is lopsided (a multiply on one
- * side only), each enough on its own (test/platform/live/word-checksum.test.ts). The NIC↔host ring lives in process memory
- * (Atomics publish whole records), so the check is there to catch a stray write into shared memory,
- * not line noise; the UDP wire and the TCP channel, which do cross a wire, keep CRC-32C.
+ * are all invertible) and of the word for a fixed state; a rotation is a bijection, so a changed
+ * lane changes its root (the other seven terms are untouched); `fmix` and the last mix
+ * are bijections; so a record whose bytes differ from what was sealed **in any one 32-bit word**
+ * (any number of flipped bits in it) changes exactly one lane, that lane's root, and the seal: it
+ * always fails the check. A changed length seeds the scalar lane differently and frames other
+ * words. Damage spread over several words passes with probability ~2⁻³² (as a CRC's beyond its
+ * burst length); the xor-shift is what makes it mix within a lane — a multiply alone only carries
+ * a difference towards the high bits, so two flips of bit 31 in one lane would cancel. Identical
+ * damage in two lanes of an all-equal record cannot cancel either: the lanes start from distinct
+ * seeds, and the lanes that share a root are rotated by different amounts before the XOR (equal
+ * differences then cancel only if rotation-periodic, like all-ones), each guard enough on its own
+ * (test/platform/live/word-checksum.test.ts). The NIC↔host ring lives in process memory (Atomics
+ * publish whole records), so the check is there to catch a stray write into shared memory, not
+ * line noise; the UDP wire and the TCP channel, which do cross a wire, keep CRC-32C.
  *
  * Why this shape: with one multiply per word the old four-lane hash ran at the scalar multiplier's
  * throughput (one `imul` a cycle: ~150 ns per KiB in WebAssembly, docs/ring-throughput.md "Fourth
  * pass"); `i32x4.mul` multiplies four words at once, and eight accumulators keep eight of its
  * ~10-cycle multiplies in flight. The xor-shift replaces the rotation of the old step because SIMD
- * has no rotate (a rotate is three vector operations, a xor-shift two).
+ * has no rotate (a rotate is three vector operations, a xor-shift two). The finish is short on
+ * purpose: rotations and XORs, then four scalar `fmix` side by side — a producer pays the finish's
+ * latency on every message (a first version, a three-level tree of vector multiplies and a vector
+ * `fmix`, ~60 cycles deep, made 64-byte writes 20% slower; one vector multiply per lane instead of
+ * the rotation, 8%).
  */
 
 const K1 = 0x9e3779b1 | 0;
@@ -48,8 +55,6 @@ const K4 = 0x27d4eb2f | 0;
 /** The step's xor-shift, and each lane's multiplier by its position in a 16-byte vector. */
 export const RING_CHECKSUM_SHIFT = 15;
 export const RING_CHECKSUM_MULTIPLIERS: readonly number[] = [K1, K2, K3, K4];
-/** The tree's multipliers, level by level (pairs of accumulators, pairs of pairs, the root). */
-export const RING_CHECKSUM_TREE_MULTIPLIERS: readonly number[] = [K2, K3, K1];
 /** Vector lanes: eight accumulators of four. */
 export const RING_CHECKSUM_LANES = 32;
 
@@ -65,31 +70,45 @@ export const RING_CHECKSUM_SEEDS: Int32Array = Int32Array.from({ length: RING_CH
   fmix32(Math.imul(lane + 1, K1) ^ K3),
 );
 
+/**
+ * Each accumulator's rotation before its lanes are XORed into the roots. Pairwise differences are
+ * 3–21 bits, so two equal differences cancel only if rotation-periodic with a period of at most 4
+ * bits (16 of the 2³² words).
+ */
+export const RING_CHECKSUM_ROTATIONS: readonly number[] = [0, 3, 6, 9, 12, 15, 18, 21];
+
 /** The scalar lane's seed for a record of `length` bytes. */
 export function scalarSeed(length: number): number {
   return Math.imul(length ^ K4, K2);
 }
 
-/**
- * The tree's upper half — pair(pair(lane 16 + p, lane 20 + p), pair(lane 24 + p, lane 28 + p)) —
- * at each position p while accumulators 4–7 still hold their seeds (a record under 128 bytes).
- */
-export const UPPER_HALF_OF_SEED_TREE: Int32Array = Int32Array.from({ length: 4 }, (_, position) => {
-  const seeds = RING_CHECKSUM_SEEDS;
-  const b2 = Math.imul(seeds[16 + position]!, K2) ^ seeds[20 + position]!;
-  const b3 = Math.imul(seeds[24 + position]!, K2) ^ seeds[28 + position]!;
-  return Math.imul(b2, K3) ^ b3;
-});
+/** The rotated lanes 16–31 XORed at each position while they still hold their seeds (a record under 128 bytes). */
+export const UPPER_HALF_OF_SEED_ROOTS: Int32Array = Int32Array.from({ length: 4 }, (_, position) =>
+  seedRoot(position, 4, 8),
+);
 
-/** The XOR of the four finished roots while every accumulator holds its seeds (a record under 16 bytes). */
-export const SEED_ONLY_VECTOR_PART: number = [0, 1, 2, 3].reduce((h, position) => {
-  const seeds = RING_CHECKSUM_SEEDS;
-  const b0 = Math.imul(seeds[position]!, K2) ^ seeds[position + 4]!;
-  const b1 = Math.imul(seeds[position + 8]!, K2) ^ seeds[position + 12]!;
-  return h ^ fmix32(Math.imul(Math.imul(b0, K3) ^ b1, K1) ^ UPPER_HALF_OF_SEED_TREE[position]!);
-}, 0);
+/** The XOR of the four finished roots while every lane holds its seed (a record under 16 bytes). */
+export const SEED_ONLY_VECTOR_PART: number = [0, 1, 2, 3].reduce(
+  (h, position) => h ^ fmix32(seedRoot(position, 0, 8)),
+  0,
+);
 
-/** Lane states between the lane loops and the tree (one array per thread: the hash never re-enters). */
+function seedRoot(position: number, fromAccumulator: number, toAccumulator: number): number {
+  let root = 0;
+  for (let accumulator = fromAccumulator; accumulator < toAccumulator; accumulator++) {
+    root ^= rotateLeft(
+      RING_CHECKSUM_SEEDS[accumulator * 4 + position]!,
+      RING_CHECKSUM_ROTATIONS[accumulator]!,
+    );
+  }
+  return root;
+}
+
+function rotateLeft(x: number, bits: number): number {
+  return (x << bits) | (x >>> (32 - bits));
+}
+
+/** Lane states between the lane loops and the roots (one array per thread: the hash never re-enters). */
 const lanes = new Int32Array(RING_CHECKSUM_LANES);
 
 /**
@@ -106,7 +125,7 @@ export function ringChecksum(words: Int32Array, bytes: Uint8Array, start: number
   const seeds = RING_CHECKSUM_SEEDS;
   // One accumulator (four lanes) at a time: four independent multiplies in flight, as many live
   // values as the registers hold (eight lanes at once spill).
-  // Below 128 bytes accumulators 4–7 keep their seeds: their half of the tree is a constant.
+  // Below 128 bytes accumulators 4–7 keep their seeds (their part of each root is a constant), below 16 all do.
   const accumulators = length < 16 ? 0 : length < 128 ? 4 : 8;
   for (let accumulator = 0; accumulator < accumulators; accumulator++) {
     const lane = accumulator << 2;
@@ -187,15 +206,24 @@ export function ringChecksum(words: Int32Array, bytes: Uint8Array, start: number
   let h = fmix32(scalar);
   if (accumulators === 0) h ^= SEED_ONLY_VECTOR_PART;
   for (let position = 0; accumulators !== 0 && position < 4; position++) {
-    const b0 = Math.imul(lanes[position]!, K2) ^ lanes[position + 4]!;
-    const b1 = Math.imul(lanes[position + 8]!, K2) ^ lanes[position + 12]!;
-    let upper = UPPER_HALF_OF_SEED_TREE[position]!;
+    let root = UPPER_HALF_OF_SEED_ROOTS[position]!;
     if (accumulators === 8) {
-      const b2 = Math.imul(lanes[position + 16]!, K2) ^ lanes[position + 20]!;
-      const b3 = Math.imul(lanes[position + 24]!, K2) ^ lanes[position + 28]!;
-      upper = Math.imul(b2, K3) ^ b3;
+      const l4 = lanes[position + 16]!;
+      const l5 = lanes[position + 20]!;
+      const l6 = lanes[position + 24]!;
+      const l7 = lanes[position + 28]!;
+      root =
+        ((l4 << 12) | (l4 >>> 20)) ^
+        ((l5 << 15) | (l5 >>> 17)) ^
+        ((l6 << 18) | (l6 >>> 14)) ^
+        ((l7 << 21) | (l7 >>> 11));
     }
-    h ^= fmix32(Math.imul(Math.imul(b0, K3) ^ b1, K1) ^ upper);
+    const l1 = lanes[position + 4]!;
+    const l2 = lanes[position + 8]!;
+    const l3 = lanes[position + 12]!;
+    root ^=
+      lanes[position]! ^ ((l1 << 3) | (l1 >>> 29)) ^ ((l2 << 6) | (l2 >>> 26)) ^ ((l3 << 9) | (l3 >>> 23));
+    h ^= fmix32(root);
   }
   h = Math.imul(h ^ (h >>> 16), K1);
   return (h ^ (h >>> 15)) | 0;
