@@ -341,7 +341,7 @@ export class SpscRing {
     }
     checkHost();
     // A shared WebAssembly memory where there is one: the checksum then runs as WebAssembly SIMD
-    // (word-checksum-wasm.ts), 4–6× faster than its JavaScript twin at 256 B–1 KiB. It comes in whole
+    // (word-checksum-wasm.ts), 3–6× faster than its JavaScript twin at 256 B–1 KiB. It comes in whole
     // 64 KiB pages.
     const wasmMemory = allocateSharedWasmMemory(RING_CONTROL_BYTES + capacityBytes);
     const memory = wasmMemory ?? new SharedArrayBuffer(RING_CONTROL_BYTES + capacityBytes);
