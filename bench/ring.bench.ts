@@ -29,7 +29,9 @@
  * A second table measures each side's cost per message on one thread (tryWrite; peek + consume)
  * and the record checksum alone — as WebAssembly, in JavaScript, and CRC-32C (which the ring used
  * before): figures that do not depend on how the two threads get scheduled, and that bound what
- * two threads can reach (1000 / max(write, read) M msg/s with a core each).
+ * two threads can reach (1000 / max(write, read) M msg/s with a core each) — and, from the sleeping
+ * two-thread runs, each thread's on-CPU time per message (Linux schedstat): what a message costs
+ * each side across cores, which other processes on the machine do not stretch as they do wall time.
  * Each case runs `repetitions` times, interleaved; the table shows medians, and the ratio of the
  * best runs too (interference from other processes only ever slows a run down, so the best run is
  * the least disturbed one; both ratios come from the same run). Threads are not pinned
@@ -39,6 +41,7 @@
  *   npx tsx bench/ring.bench.ts [repetitions]          (runRingBench() returns the rows)
  */
 
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import {
   isMainThread,
@@ -134,6 +137,13 @@ export interface RingBenchRow {
   /** Doorbells (consumer wake-ups) in the last sleeping-ring repetition, and messages per wake-up. */
   readonly sleepModeWakeups: number;
   readonly messagesPerWakeup: number;
+  /**
+   * Two threads, sleeping ring: each thread's on-CPU time per message (median; NaN off Linux). Other
+   * processes stretch wall time but not this, so it is the steadier A/B figure on a shared machine;
+   * it includes what one thread alone does not pay (cache lines crossing cores, wake-ups).
+   */
+  readonly sleepProducerCpuNsPerMessage: number;
+  readonly sleepConsumerCpuNsPerMessage: number;
 }
 
 export interface RingBenchOptions {
@@ -164,13 +174,18 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
     };
     let fullEvents = 0;
     let wakeups = 0;
+    const sleepCpu = { producer: [] as number[], consumer: [] as number[] };
     for (let repetition = 0; repetition < repetitions; repetition++) {
       for (const mode of Object.keys(samples) as RingBenchMode[]) {
         const messages = mode.startsWith('post') ? postMessages : ringMessages;
         const result = await runOnce(mode, sizeBytes, messages);
         samples[mode].push(result.messagesPerSec / 1e6);
         if (mode === 'ring-spin') fullEvents = result.fullEvents;
-        if (mode === 'ring-sleep') wakeups = result.doorbells;
+        if (mode === 'ring-sleep') {
+          wakeups = result.doorbells;
+          sleepCpu.producer.push(result.producerCpuNs / messages);
+          sleepCpu.consumer.push(result.consumerCpuNs / messages);
+        }
         log(
           `  ${sizeBytes} B ${mode} #${repetition + 1}: ${(result.messagesPerSec / 1e6).toFixed(3)} M msg/s`,
         );
@@ -209,6 +224,8 @@ export async function runRingBench(options: RingBenchOptions = {}): Promise<Ring
       fullEvents,
       sleepModeWakeups: wakeups,
       messagesPerWakeup: wakeups === 0 ? ringMessages : ringMessages / wakeups,
+      sleepProducerCpuNsPerMessage: median(sleepCpu.producer),
+      sleepConsumerCpuNsPerMessage: median(sleepCpu.consumer),
     });
   }
   return rows;
@@ -218,12 +235,29 @@ interface RunResult {
   readonly messagesPerSec: number;
   readonly fullEvents: number;
   readonly doorbells: number;
+  /** Each thread's on-CPU time over the run, ns (NaN where the OS does not say). */
+  readonly producerCpuNs: number;
+  readonly consumerCpuNs: number;
 }
 
 /** What the producer reports when it is done. */
 interface ProducerReport {
   readonly fullEvents: number;
   readonly doorbells: number;
+  readonly producerCpuNs: number;
+}
+
+/**
+ * This thread's on-CPU time in ns (Linux: /proc/thread-self/schedstat), or NaN. Unlike wall time it
+ * is not stretched by other processes taking the core, so a sleeping ring's CPU per message stays
+ * readable on a loaded machine (docs/ring-throughput.md, fourth pass).
+ */
+function threadCpuNs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number): Promise<RunResult> {
@@ -255,6 +289,7 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
   while (Atomics.load(flags, 0) === 0) await Promise.race([sleep(1), failed]);
 
   let elapsedMs: number;
+  let consumerCpuNs = Number.NaN;
   if (port !== undefined && mode === 'post-sync') {
     const consumer = port;
     const start = release(flags);
@@ -282,9 +317,11 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
     elapsedMs = (await Promise.race([done, failed])) - start;
     consumer.close();
   } else if (ring !== undefined) {
+    const cpuBefore = threadCpuNs();
     const start = release(flags);
     consumeRing(ring, messages);
     elapsedMs = performance.now() - start;
+    consumerCpuNs = threadCpuNs() - cpuBefore;
   } else {
     const start = release(flags);
     bare!.consume(messages, mode === 'bare-touch');
@@ -292,7 +329,7 @@ async function runOnce(mode: RingBenchMode, sizeBytes: number, messages: number)
   }
   const report = await Promise.race([finished, failed]);
   await worker.terminate();
-  return { messagesPerSec: (messages / elapsedMs) * 1000, ...report };
+  return { messagesPerSec: (messages / elapsedMs) * 1000, ...report, consumerCpuNs };
 }
 
 function release(flags: Int32Array): number {
@@ -345,10 +382,12 @@ function produce(job: ProducerJob): ProducerReport {
   const flags = new Int32Array(job.sync);
   const source = new Uint8Array(job.sizeBytes);
   for (let i = 4; i < source.length; i++) source[i] = (i * 131) & 0xff;
-  let report: ProducerReport = { fullEvents: 0, doorbells: 0 };
+  let report: ProducerReport = { fullEvents: 0, doorbells: 0, producerCpuNs: Number.NaN };
+  let cpuBefore = Number.NaN;
   const ready = (): void => {
     Atomics.store(flags, 0, 1);
     Atomics.wait(flags, 1, 0);
+    cpuBefore = threadCpuNs();
   };
   if (job.mode === 'ring-spin' || job.mode === 'ring-sleep') {
     const ring = SpscRing.attach(job.ring!, {
@@ -364,7 +403,11 @@ function produce(job: ProducerJob): ProducerReport {
     }
     ring.flush();
     const stats = ring.stats();
-    report = { fullEvents: stats.fullEvents, doorbells: stats.doorbells };
+    report = {
+      fullEvents: stats.fullEvents,
+      doorbells: stats.doorbells,
+      producerCpuNs: threadCpuNs() - cpuBefore,
+    };
   } else if (job.mode === 'bare-ring' || job.mode === 'bare-touch') {
     const bare = new BareRing(job.ring as SharedArrayBuffer, job.sizeBytes);
     ready();
@@ -597,7 +640,17 @@ function formatThroughputTable(rows: readonly RingBenchRow[]): string {
 /** One thread: where the time per message goes, and the ceiling it sets. */
 function formatCostTable(rows: readonly RingBenchRow[]): string {
   return renderTable(
-    ['size', 'write ns', 'read ns', 'checksum ns', 'in JS ns', 'CRC-32C ns', 'ceiling M msg/s', 'ceiling/pm'],
+    [
+      'size',
+      'write ns',
+      'read ns',
+      'checksum ns',
+      'in JS ns',
+      'CRC-32C ns',
+      'ceiling M msg/s',
+      'ceiling/pm',
+      '2 threads CPU ns/msg (prod/cons)',
+    ],
     rows.map((row) => [
       `${row.sizeBytes} B`,
       row.writeNsPerMessage.toFixed(0),
@@ -607,6 +660,7 @@ function formatCostTable(rows: readonly RingBenchRow[]): string {
       row.crcNsPerMessage.toFixed(0),
       row.ceilingMMsgPerSec.toFixed(2),
       `${(row.ceilingMMsgPerSec / Math.max(row.postCopyMMsgPerSec, row.postTransferMMsgPerSec, row.postSyncMMsgPerSec)).toFixed(1)}×`,
+      `${row.sleepProducerCpuNsPerMessage.toFixed(0)} / ${row.sleepConsumerCpuNsPerMessage.toFixed(0)}`,
     ]),
   );
 }
@@ -641,7 +695,10 @@ if (!isMainThread && (workerData as { job?: ProducerJob } | null)?.job?.role ===
       'of every cache line of the message; ' +
       'msgs/wake = messages per consumer wake-up in the sleeping run; best = ratio of the best repetitions.',
   );
-  console.log('\nper message on one thread (no contention): write = tryWrite, read = peek + consume, ns');
+  console.log(
+    '\nper message on one thread (no contention): write = tryWrite, read = peek + consume, ns; last column: ' +
+      "the sleeping two-thread runs' on-CPU time per message of each thread (schedstat; other load does not stretch it)",
+  );
   console.log(formatCostTable(rows));
   for (const row of rows) {
     const spread = Object.entries(row.samples)

@@ -1,10 +1,12 @@
 /**
  * The ring checksum compiled to WebAssembly (src/platform/live/channel/word-checksum-wasm.ts): it
- * is the JavaScript `ringChecksum` bit for bit — at every length 0..300, at random lengths up to
- * 4 KiB and random offsets (seeded), with bytes outside the record not sealed — so a ring side
- * attached by its SharedArrayBuffer (JavaScript) and one attached by its WebAssembly.Memory agree;
- * a ring made by `SpscRing.create` uses it on both sides when attached by `memory`; and a damaged
- * word is caught by a consumer that verifies in WebAssembly.
+ * is the JavaScript `ringChecksum` bit for bit — at every length 0..400 (three 128-byte blocks and
+ * every combination of the parts after them), at random lengths up to 4 KiB and random offsets
+ * (seeded), with bytes outside the record not sealed — so a ring side attached by its
+ * SharedArrayBuffer (JavaScript) and one attached by its WebAssembly.Memory agree; a ring made by
+ * `SpscRing.create` uses it on both sides when attached by `memory`; a damaged word is caught by a
+ * consumer that verifies in WebAssembly; and where shared memory is refused or the module does not
+ * compile (no SIMD) the ring works on the JavaScript twin.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -29,11 +31,11 @@ function wasmAndViews(bytes: number) {
   return { memory, checksum, words: new Int32Array(memory.buffer), bytes: new Uint8Array(memory.buffer) };
 }
 
-test('the WebAssembly checksum equals the JavaScript one at every length 0..300, at several offsets', () => {
+test('the WebAssembly checksum equals the JavaScript one at every length 0..400, at several offsets', () => {
   const { checksum, words, bytes } = wasmAndViews(8192);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 0xff;
   for (const start of [0, 4, 8, 392, 4096]) {
-    for (let length = 0; length <= 300; length++) {
+    for (let length = 0; length <= 400; length++) {
       assert.equal(
         checksum(start, length),
         ringChecksum(words, bytes, start, length),
@@ -154,4 +156,40 @@ test('without shared WebAssembly memory the ring falls back to a SharedArrayBuff
   });
   assert.equal(child.status, 0, child.stderr);
   assert.deepEqual(JSON.parse(child.stdout.trim()), { sab: true, wasm: false, same: true });
+});
+
+test('where the checksum module does not compile (no WebAssembly SIMD) the ring checks in JavaScript', () => {
+  // A child process whose WebAssembly.Module refuses to compile, as an engine without SIMD would:
+  // the ring keeps its shared WebAssembly.Memory but seals and verifies with the JavaScript twin.
+  const ringUrl = new URL('../../../src/platform/live/channel/ring.ts', import.meta.url).href;
+  const script = `
+    const { SpscRing } = await import(${JSON.stringify(ringUrl)});
+    WebAssembly.Module = class { constructor() { throw new WebAssembly.CompileError('no SIMD here'); } };
+    const producer = SpscRing.create({ capacityBytes: 4096 });
+    const consumer = SpscRing.attach(producer.memory);
+    const message = new Uint8Array(1000).map((_, i) => (i * 7) & 0xff);
+    producer.tryWrite(message);
+    producer.tryWrite(message);
+    producer.flush();
+    const copy = consumer.read();
+    new Uint8Array(producer.buffer)[${RING_CONTROL_BYTES} + 8 + 1008 + 8 + 500] ^= 0x10;
+    let caught = '';
+    try { consumer.read(); } catch (error) { caught = error.code; }
+    console.log(JSON.stringify({
+      wasmMemory: !(producer.memory instanceof SharedArrayBuffer),
+      wasm: producer.wasmChecksum || consumer.wasmChecksum,
+      same: copy !== null && copy.length === 1000 && copy.every((byte, i) => byte === message[i]),
+      caught,
+    }));`;
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout.trim()), {
+    wasmMemory: true,
+    wasm: false,
+    same: true,
+    caught: 'IPIPE_ERR_CHANNEL_CHECKSUM',
+  });
 });

@@ -3,20 +3,31 @@
  * a shared `WebAssembly.Memory` (iPipe §3 "Host–NIC messaging": a checksum on every message, paid
  * twice per message — sealed by the producer, verified by the consumer).
  *
- * Why. In JavaScript each `Int32Array` load is ~8 instructions (index add with an overflow check,
- * sign extension, bounds check, base + external pointer) and V8 spills the unrolled loop's indexes;
- * a WebAssembly `i32.load` is one instruction (bounds are checked by guard pages), so the same
- * four-lane hash runs at about the multiplier's throughput: 1.3–1.8× faster at 64 B–1 KiB on this
- * machine class (docs/ring-throughput.md). The function is the same, bit for bit, as
- * `ringChecksum`: a ring side that has only the `SharedArrayBuffer` (an older caller that posted
- * `ring.buffer`) keeps using the JavaScript version, and the two sides still agree
- * (test/platform/live/word-checksum-wasm.test.ts compares them at every length 0–300 and at
- * random lengths up to 4 KiB).
+ * Why. The hash's 32 vector lanes are eight `i32x4` accumulators here: one `i32x4.mul` multiplies
+ * four words, and eight independent accumulators keep eight of its ~10-cycle multiplies in flight,
+ * so 1 KiB costs ~70 ns against ~145 for the four-lane scalar hash this replaced (layout version 2;
+ * docs/ring-throughput.md "Fourth pass"). A WebAssembly load is one instruction (bounds are checked
+ * by guard pages) where a JavaScript `Int32Array` load is ~8. The function is the same, bit for
+ * bit, as `ringChecksum`: a ring side that has only the `SharedArrayBuffer` (an older caller that
+ * posted `ring.buffer`, or an engine that refused shared WebAssembly memory) uses the JavaScript
+ * version, and the two sides still agree (test/platform/live/word-checksum-wasm.test.ts compares
+ * them at every length 0–400 and at random lengths up to 4 KiB). An engine without SIMD fails to
+ * compile the module, and the ring falls back to JavaScript the same way.
  *
  * The module is assembled here from named opcodes rather than shipped as a binary, so it can be
  * read next to the JavaScript it mirrors; it is compiled once per thread, and instantiated once per
  * ring side over that ring's memory.
  */
+
+import {
+  RING_CHECKSUM_LANES,
+  RING_CHECKSUM_MULTIPLIERS,
+  RING_CHECKSUM_ROTATIONS,
+  RING_CHECKSUM_SEEDS,
+  RING_CHECKSUM_SHIFT,
+  SEED_ONLY_VECTOR_PART,
+  UPPER_HALF_OF_SEED_ROOTS,
+} from './word-checksum.ts';
 
 /** The parts of a shared `WebAssembly.Memory` the ring uses (lib.dom has the full type; this project compiles without it). */
 export interface SharedWasmMemory {
@@ -41,7 +52,7 @@ const wasmApi = (globalThis as { readonly WebAssembly?: WasmApi }).WebAssembly;
 const PAGE_BYTES = 65_536;
 const MAX_PAGES = 65_536;
 
-/** The same constants as word-checksum.ts. */
+/** The scalar lane's and the finish's constants, as in word-checksum.ts. */
 const K1 = 0x9e3779b1 | 0;
 const K2 = 0x85ebca77 | 0;
 const K3 = 0xc2b2ae3d | 0;
@@ -110,6 +121,7 @@ const OP = {
   block: 0x02,
   loop: 0x03,
   if: 0x04,
+  else: 0x05,
   end: 0x0b,
   brIf: 0x0d,
   localGet: 0x20,
@@ -129,50 +141,118 @@ const OP = {
   i32Xor: 0x73,
   i32Shl: 0x74,
   i32ShrU: 0x76,
-  i32Rotl: 0x77,
+} as const;
+/** SIMD instructions: the 0xfd prefix, then the opcode as unsigned LEB128. */
+const SIMD = {
+  v128Load: 0x00,
+  v128Const: 0x0c,
+  i32x4ExtractLane: 0x1b,
+  v128Or: 0x50,
+  v128Xor: 0x51,
+  i32x4Shl: 0xab,
+  i32x4ShrU: 0xad,
+  i32x4Mul: 0xb5,
 } as const;
 const EMPTY_BLOCK = 0x40;
 const I32 = 0x7f;
+const V128 = 0x7b;
 
-// Locals: the two parameters, then the four lanes, the cursor, an end mark and a scratch value.
+// Locals: the two parameters; four i32 (cursor, an end mark, the scalar lane, a scratch value);
+// then v128: the eight accumulators, a scratch vector and the step's multipliers.
 const START = 0;
 const LENGTH = 1;
-const H0 = 2;
-const H1 = 3;
-const H2 = 4;
-const H3 = 5;
-const CURSOR = 6;
-const END = 7;
-const X = 8;
-const EXTRA_LOCALS = 7;
-
-/** Each lane's rotation and multiplier, as in word-checksum.ts. */
-const LANES: readonly (readonly [lane: number, rotation: number, multiplier: number])[] = [
-  [H0, 15, K1],
-  [H1, 13, K2],
-  [H2, 16, K3],
-  [H3, 17, K1],
-];
+const CURSOR = 2;
+const END = 3;
+const SCALAR = 4;
+const X = 5;
+const ACCUMULATOR = 6; // 6..13
+const XV = 14;
+const STEP_MULTIPLIERS = 15;
+const I32_LOCALS = 4;
+const V128_LOCALS = 10;
+const ACCUMULATORS = RING_CHECKSUM_LANES / 4;
 
 function assembleChecksumModule(): Uint8Array {
   const code: number[] = [];
   const emit = (...bytes: number[]): void => {
     for (const byte of bytes) code.push(byte);
   };
+  const simd = (op: number, ...immediates: number[]): void => emit(0xfd, ...unsignedLeb(op), ...immediates);
   const get = (local: number): void => emit(OP.localGet, local);
   const set = (local: number): void => emit(OP.localSet, local);
   const constant = (value: number): void => emit(OP.i32Const, ...signedLeb(value));
-  /** h = imul(rotl(h ^ word at cursor + offset, r), K): one step of a lane. */
-  const step = (lane: number, rotation: number, multiplier: number, offset: number): void => {
-    get(lane);
+  const vectorConstant = (lanes: readonly number[]): void => {
+    const bytes = new Uint8Array(16);
+    const view = new DataView(bytes.buffer);
+    for (let lane = 0; lane < 4; lane++) view.setInt32(lane * 4, lanes[lane]!, true);
+    simd(SIMD.v128Const, ...bytes);
+  };
+  /** A_k = imul(x ^ (x >>> 15), K) with x = A_k ^ the vector at cursor + offset: one step of four lanes. */
+  const step = (accumulator: number, offset: number): void => {
+    get(ACCUMULATOR + accumulator);
     get(CURSOR);
-    emit(OP.i32Load, 2, ...unsignedLeb(offset));
-    emit(OP.i32Xor);
-    constant(rotation);
-    emit(OP.i32Rotl);
-    constant(multiplier);
+    simd(SIMD.v128Load, 0, ...unsignedLeb(offset)); // alignment hint 2^0: records are 8-byte aligned
+    simd(SIMD.v128Xor);
+    vectorXorShift(RING_CHECKSUM_SHIFT);
+    get(STEP_MULTIPLIERS);
+    simd(SIMD.i32x4Mul);
+    set(ACCUMULATOR + accumulator);
+  };
+  /** x ^= x >>> shift on the vector on the stack (through XV). */
+  const vectorXorShift = (shift: number): void => {
+    emit(OP.localTee, XV);
+    get(XV);
+    constant(shift);
+    simd(SIMD.i32x4ShrU);
+    simd(SIMD.v128Xor);
+  };
+  /** rotl(A_k, the rotation of accumulator k), lane by lane, onto the stack (SIMD has no rotate). */
+  const rotatedLanes = (accumulator: number): void => {
+    const bits = RING_CHECKSUM_ROTATIONS[accumulator]!;
+    get(ACCUMULATOR + accumulator);
+    if (bits === 0) return;
+    constant(bits);
+    simd(SIMD.i32x4Shl);
+    get(ACCUMULATOR + accumulator);
+    constant(32 - bits);
+    simd(SIMD.i32x4ShrU);
+    simd(SIMD.v128Or);
+  };
+  /** The XOR of four accumulators' rotated lanes onto the stack, as a tree (two XORs deep, not three). */
+  const rootsOf = (first: number): void => {
+    rotatedLanes(first);
+    rotatedLanes(first + 1);
+    simd(SIMD.v128Xor);
+    rotatedLanes(first + 2);
+    rotatedLanes(first + 3);
+    simd(SIMD.v128Xor);
+    simd(SIMD.v128Xor);
+  };
+  /** x ^= x >>> shift on the i32 on the stack (through X). */
+  const xorShift = (shift: number): void => {
+    emit(OP.localTee, X);
+    get(X);
+    constant(shift);
+    emit(OP.i32ShrU, OP.i32Xor);
+  };
+  /** fmix (word-checksum.ts) of the i32 on the stack. */
+  const fmix = (): void => {
+    xorShift(16);
+    constant(K2);
     emit(OP.i32Mul);
-    set(lane);
+    xorShift(13);
+    constant(K3);
+    emit(OP.i32Mul);
+    xorShift(16);
+  };
+  /** SCALAR = imul(x ^ (x >>> 15), K2) with x = SCALAR ^ the i32 on the stack. */
+  const scalarStep = (): void => {
+    get(SCALAR);
+    emit(OP.i32Xor);
+    xorShift(RING_CHECKSUM_SHIFT);
+    constant(K2);
+    emit(OP.i32Mul);
+    set(SCALAR);
   };
   /** Runs `body` while CURSOR < END (checked first: it may run zero times), stepping CURSOR by `stride`. */
   const loopToEnd = (stride: number, body: () => void): void => {
@@ -188,70 +268,61 @@ function assembleChecksumModule(): Uint8Array {
     get(END);
     emit(OP.i32LtU, OP.brIf, 0, OP.end, OP.end);
   };
-  /** x ^= x >>> shift, on the value on the stack, leaving it there (through X). */
-  const xorShift = (shift: number): void => {
-    emit(OP.localTee, X);
-    get(X);
-    constant(shift);
-    emit(OP.i32ShrU, OP.i32Xor);
-  };
-  /** fmix of word-checksum.ts on the value on the stack. */
-  const fmix = (): void => {
-    xorShift(16);
-    constant(K2);
-    emit(OP.i32Mul);
-    xorShift(13);
-    constant(K3);
-    emit(OP.i32Mul);
-    xorShift(16);
-  };
 
-  // h0 = imul(length ^ K4, K2); h1 = K1; h2 = K3; h3 = K4.
+  const seed = (accumulator: number): void => {
+    vectorConstant([...RING_CHECKSUM_SEEDS.subarray(accumulator * 4, accumulator * 4 + 4)]);
+    set(ACCUMULATOR + accumulator);
+  };
+  // Accumulators 4–7 only for records of 128 bytes or more: a constant costs four instructions.
+  for (let accumulator = 0; accumulator < 4; accumulator++) seed(accumulator);
+  get(LENGTH);
+  constant(~127);
+  emit(OP.i32And, OP.if, EMPTY_BLOCK);
+  for (let accumulator = 4; accumulator < ACCUMULATORS; accumulator++) seed(accumulator);
+  emit(OP.end);
+  vectorConstant(RING_CHECKSUM_MULTIPLIERS);
+  set(STEP_MULTIPLIERS);
+  // 128-byte blocks: vector k of a block to accumulator k.
+  get(START);
+  set(CURSOR);
+  get(START);
+  get(LENGTH);
+  constant(~127);
+  emit(OP.i32And, OP.i32Add);
+  set(END);
+  loopToEnd(128, () => {
+    for (let accumulator = 0; accumulator < ACCUMULATORS; accumulator++) step(accumulator, accumulator * 16);
+  });
+  // Then a 64-byte part to accumulators 0–3, a 32-byte part to 0–1, a 16-byte part to 0.
+  for (const partBytes of [64, 32, 16]) {
+    get(LENGTH);
+    constant(partBytes);
+    emit(OP.i32And, OP.if, EMPTY_BLOCK);
+    for (let accumulator = 0; accumulator < partBytes / 16; accumulator++)
+      step(accumulator, accumulator * 16);
+    get(CURSOR);
+    constant(partBytes);
+    emit(OP.i32Add);
+    set(CURSOR);
+    emit(OP.end);
+  }
+  // The scalar lane: seeded with the length, then up to three words, then the 1–3 byte tail.
   get(LENGTH);
   constant(K4);
   emit(OP.i32Xor);
   constant(K2);
   emit(OP.i32Mul);
-  set(H0);
-  constant(K1);
-  set(H1);
-  constant(K3);
-  set(H2);
-  constant(K4);
-  set(H3);
-  // Eight words a round, two per lane, word i to lane i mod 4.
-  get(START);
-  set(CURSOR);
-  get(START);
-  get(LENGTH);
-  constant(~31);
-  emit(OP.i32And, OP.i32Add);
-  set(END);
-  loopToEnd(32, () => {
-    for (const [index, [lane, rotation, multiplier]] of LANES.entries())
-      step(lane, rotation, multiplier, index * 4);
-    for (const [index, [lane, rotation, multiplier]] of LANES.entries())
-      step(lane, rotation, multiplier, 16 + index * 4);
-  });
-  // Then four words if there are four more.
-  get(LENGTH);
-  constant(16);
-  emit(OP.i32And, OP.if, EMPTY_BLOCK);
-  for (const [index, [lane, rotation, multiplier]] of LANES.entries())
-    step(lane, rotation, multiplier, index * 4);
-  get(CURSOR);
-  constant(16);
-  emit(OP.i32Add);
-  set(CURSOR);
-  emit(OP.end);
-  // Then up to three single words, all into lane 0.
+  set(SCALAR);
   get(CURSOR);
   get(LENGTH);
   constant(12);
   emit(OP.i32And, OP.i32Add);
   set(END);
-  loopToEnd(4, () => step(H0, 15, K1, 0));
-  // The last 1–3 bytes as one zero-padded word: h0 = imul(h0 ^ tail, K2); h0 ^= h0 >>> 13.
+  loopToEnd(4, () => {
+    get(CURSOR);
+    emit(OP.i32Load, 2, 0);
+    scalarStep();
+  });
   get(LENGTH);
   constant(3);
   emit(OP.i32And, OP.if, EMPTY_BLOCK);
@@ -282,30 +353,38 @@ function assembleChecksumModule(): Uint8Array {
   emit(OP.i32Shl, OP.i32Or);
   set(X);
   emit(OP.end);
-  get(H0);
   get(X);
-  emit(OP.i32Xor);
-  constant(K2);
-  emit(OP.i32Mul);
-  xorShift(13);
-  set(H0);
+  scalarStep();
   emit(OP.end);
-  // finish(): fmix(h0) ^ fmix(h1·K3) ^ fmix(h2·K1) ^ fmix(h3·K2), then two more xor-shift-multiplies.
-  get(H0);
-  fmix();
-  get(H1);
-  constant(K3);
-  emit(OP.i32Mul);
-  fmix();
-  emit(OP.i32Xor);
-  get(H2);
-  constant(K1);
-  emit(OP.i32Mul);
-  fmix();
-  emit(OP.i32Xor);
-  get(H3);
-  constant(K2);
-  emit(OP.i32Mul);
+  // The roots, all four positions at once: each accumulator rotated by its own amount, XORed.
+  // Below 16 bytes every lane holds its seed and the whole vector part is a constant; below 128
+  // bytes accumulators 4–7 do, and their part is (computed once, in word-checksum.ts).
+  get(LENGTH);
+  constant(~15);
+  emit(OP.i32And, OP.if, I32);
+  rootsOf(0);
+  get(LENGTH);
+  constant(~127);
+  emit(OP.i32And, OP.if, V128);
+  rootsOf(4);
+  emit(OP.else);
+  vectorConstant([...UPPER_HALF_OF_SEED_ROOTS]);
+  emit(OP.end);
+  simd(SIMD.v128Xor);
+  set(XV);
+  // fmix of each root as four scalar chains side by side: a vector fmix would be two ~10-cycle
+  // vector multiplies deep, and the producer waits for the seal.
+  for (let lane = 0; lane < 4; lane++) {
+    get(XV);
+    simd(SIMD.i32x4ExtractLane, lane);
+    fmix();
+    if (lane > 0) emit(OP.i32Xor);
+  }
+  emit(OP.else);
+  constant(SEED_ONLY_VECTOR_PART);
+  emit(OP.end);
+  // XOR fmix(scalar lane), then the last mix.
+  get(SCALAR);
   fmix();
   emit(OP.i32Xor);
   xorShift(16);
@@ -314,7 +393,7 @@ function assembleChecksumModule(): Uint8Array {
   xorShift(15);
   emit(OP.end);
 
-  const body = [...unsignedLeb(1), EXTRA_LOCALS, I32, ...code];
+  const body = [...unsignedLeb(2), I32_LOCALS, I32, V128_LOCALS, V128, ...code];
   const name = (text: string): number[] => [...unsignedLeb(text.length), ...new TextEncoder().encode(text)];
   const section = (id: number, bytes: readonly number[]): number[] => [
     id,
