@@ -481,7 +481,10 @@ export class EventHeap {
     const at1 = LEVEL1 + (index >>> 10);
     const before1 = wheel[at1]!;
     wheel[at1] = before1 | (1 << ((index >>> 5) & 31));
-    if (before1 === 0) wheel[LEVEL2 + (index >>> 15)] |= 1 << ((index >>> 10) & 31);
+    if (before1 === 0) {
+      const at2 = LEVEL2 + (index >>> 15);
+      wheel[at2] = wheel[at2]! | (1 << ((index >>> 10) & 31));
+    }
   }
 
   #clearSlot(index: number): void {
@@ -497,7 +500,10 @@ export class EventHeap {
     const at1 = LEVEL1 + (index >>> 10);
     const after1 = wheel[at1]! & ~(1 << ((index >>> 5) & 31));
     wheel[at1] = after1;
-    if (after1 === 0) wheel[LEVEL2 + (index >>> 15)] &= ~(1 << ((index >>> 10) & 31));
+    if (after1 === 0) {
+      const at2 = LEVEL2 + (index >>> 15);
+      wheel[at2] = wheel[at2]! & ~(1 << ((index >>> 10) & 31));
+    }
   }
 
   /** The first non-empty slot at or after `start`, wrapping around. The wheel must be non-empty. */
