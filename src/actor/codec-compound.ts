@@ -316,7 +316,10 @@ function compileMeasure(
   const steps = names.map(
     (name, i) => `    at = ${i};\n    size += f${i}.measure(value[${JSON.stringify(name)}]);`,
   );
+  // Strict, like every module function: a sloppy callee makes each call check and convert its
+  // receiver (CallFunction_ReceiverIsAny did, twice per simulated echo packet).
   const body = `return function measureFields(value) {
+  'use strict';
   let size = 0;
   let at = 0;
   try {

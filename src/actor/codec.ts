@@ -135,8 +135,12 @@ class Codec<M> implements MessageCodec<M> {
   readonly variantNames: readonly string[];
   readonly #byTag: readonly Variant[];
   readonly #byName: ReadonlyMap<string, Variant>;
-  /** The variant the last message named (private fields stay writable in the frozen codec). */
-  #lastType: string | undefined;
+  /**
+   * The variant the last message named (private fields stay writable in the frozen codec). A
+   * string from the start, never undefined: V8 records what `type === #lastType` has compared, and
+   * one comparison with undefined made it the generic equality builtin on every later message.
+   */
+  #lastType = '';
   #lastVariant: Variant | undefined;
 
   constructor(variants: readonly Variant[]) {

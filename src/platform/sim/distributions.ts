@@ -78,7 +78,10 @@ export function standardExponential(random: Random): number {
   const layer = bits & 0xff;
   const position = bits >>> 8;
   if (position < zigguratK[layer]!) return position * zigguratW[layer]!;
-  return standardExponentialSlow(random, layer, position);
+  // The unary plus types the out-of-line call's result as a number. Without it the two returns
+  // merge as an untyped value where this is inlined, so V8 boxed the fast path's double in a new
+  // heap number on every call (an allocation per sample in the kernel bench's hold loop).
+  return +standardExponentialSlow(random, layer, position);
 }
 
 function standardExponentialSlow(random: Random, firstLayer: number, firstPosition: number): number {

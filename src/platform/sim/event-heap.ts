@@ -87,12 +87,26 @@ const NONE = -1;
  * 8 KiB bitmap) stay cache-friendly. Later events wait in the heap.
  */
 const WHEEL_BITS = 16;
+/**
+ * The wheel's span in ns (and its number of slots). This module reads the private constant, never
+ * the export: V8 keeps an exported binding in a cell (importers see it live), so each read of it
+ * in optimized code is a load and a check for the not-yet-initialized hole, where a private
+ * constant is folded into the instruction.
+ */
+const WHEEL_SPAN = 1 << WHEEL_BITS;
 /** The wheel's span in ns (and its number of slots). */
-export const WHEEL_SPAN_NS = 1 << WHEEL_BITS;
-const WHEEL_MASK = WHEEL_SPAN_NS - 1;
-const LEVEL0_WORDS = WHEEL_SPAN_NS >>> 5; // 2048 words, one bit per slot
-const LEVEL1_WORDS = WHEEL_SPAN_NS >>> 10; // 64 words, one bit per non-zero level-0 word
-const LEVEL2_WORDS = WHEEL_SPAN_NS >>> 15; // 2 words, one bit per non-zero level-1 word
+export const WHEEL_SPAN_NS = WHEEL_SPAN;
+const WHEEL_MASK = WHEEL_SPAN - 1;
+const LEVEL0_WORDS = WHEEL_SPAN >>> 5; // 2048 words, one bit per slot
+const LEVEL1_WORDS = WHEEL_SPAN >>> 10; // 64 words, one bit per non-zero level-0 word
+const LEVEL2_WORDS = WHEEL_SPAN >>> 15; // 2 words, one bit per non-zero level-1 word
+// Offsets of the wheel's tables in `#wheel`; each slot's first event is at the slot's own index
+// (offset 0, written without the offset: fewer bytecodes, see `#wheel`).
+const TAILS = WHEEL_SPAN;
+const LEVEL0 = TAILS + WHEEL_SPAN;
+const LEVEL1 = LEVEL0 + LEVEL0_WORDS;
+const LEVEL2 = LEVEL1 + LEVEL1_WORDS;
+const WHEEL_TABLES = LEVEL2 + LEVEL2_WORDS;
 
 /** The time of a free bucket: no event time is negative, so a stale map entry never matches. */
 const FREE_BUCKET_TIME = -1;
@@ -146,12 +160,14 @@ export class EventHeap {
   #slotsUsed = 0;
   #capacity: number;
 
-  // The wheel: events in [now, windowEnd), windowEnd ≤ now + WHEEL_SPAN_NS.
-  readonly #wheelHeads = new Int32Array(WHEEL_SPAN_NS).fill(NONE);
-  readonly #wheelTails = new Int32Array(WHEEL_SPAN_NS);
-  readonly #level0 = new Int32Array(LEVEL0_WORDS);
-  readonly #level1 = new Int32Array(LEVEL1_WORDS);
-  readonly #level2 = new Int32Array(LEVEL2_WORDS);
+  // The wheel: events in [now, windowEnd), windowEnd ≤ now + WHEEL_SPAN.
+  /**
+   * The wheel's tables in one array: each slot's first event at the slot's index, its last at
+   * TAILS + slot, the bitmap at LEVEL0, LEVEL1, LEVEL2. One array rather than five: V8 checks a typed
+   * array's map and loads its length and data pointer once per array a function touches, and
+   * taking or adding an event touches four or five of these tables.
+   */
+  readonly #wheel = new Int32Array(WHEEL_TABLES).fill(NONE, 0, WHEEL_SPAN);
   /** The time of the last event taken (or the start): no stored event is earlier. */
   #nowNs: number;
   /** Events before this time are in the wheel; events at or after it are in the heap. */
@@ -213,7 +229,7 @@ export class EventHeap {
     this.#bucketSeqs = new Float64Array(capacity + 1);
     this.#freeBuckets = new Int32Array(capacity + 1);
     this.#nowNs = startNs;
-    this.#windowEndNs = startNs + WHEEL_SPAN_NS;
+    this.#windowEndNs = startNs + WHEEL_SPAN;
   }
 
   /** Live (scheduled, not cancelled, not yet taken) events. */
@@ -250,18 +266,18 @@ export class EventHeap {
     if (timeNs < this.#windowEndNs) {
       // `timeNs | 0` keeps the low 32 bits (ToInt32 is modular): enough for the residue mod W.
       const index = (timeNs | 0) & WHEEL_MASK;
-      const tail = this.#wheelHeads[index] === NONE ? NONE : this.#wheelTails[index]!;
-      if (tail === NONE) {
-        this.#wheelHeads[index] = slot;
+      const wheel = this.#wheel;
+      if (wheel[index] === NONE) {
+        wheel[index] = slot;
         // The bitmap's bottom level inline; the upper levels only when this word was empty.
-        const word = index >>> 5;
-        const before = this.#level0[word]!;
-        this.#level0[word] = before | (1 << (index & 31));
+        const at0 = LEVEL0 + (index >>> 5);
+        const before = wheel[at0]!;
+        wheel[at0] = before | (1 << (index & 31));
         if (before === 0) this.#markUpper(index);
       } else {
-        this.#nextInList[tail] = slot;
+        this.#nextInList[wheel[TAILS + index]!] = slot;
       }
-      this.#wheelTails[index] = slot;
+      wheel[TAILS + index] = slot;
     } else {
       this.#pushLater(timeNs, slot);
     }
@@ -294,18 +310,18 @@ export class EventHeap {
     if (timeNs < this.#windowEndNs) {
       // `timeNs | 0` keeps the low 32 bits (ToInt32 is modular): enough for the residue mod W.
       const index = (timeNs | 0) & WHEEL_MASK;
-      const tail = this.#wheelHeads[index] === NONE ? NONE : this.#wheelTails[index]!;
-      if (tail === NONE) {
-        this.#wheelHeads[index] = slot;
+      const wheel = this.#wheel;
+      if (wheel[index] === NONE) {
+        wheel[index] = slot;
         // The bitmap's bottom level inline; the upper levels only when this word was empty.
-        const word = index >>> 5;
-        const before = this.#level0[word]!;
-        this.#level0[word] = before | (1 << (index & 31));
+        const at0 = LEVEL0 + (index >>> 5);
+        const before = wheel[at0]!;
+        wheel[at0] = before | (1 << (index & 31));
         if (before === 0) this.#markUpper(index);
       } else {
-        this.#nextInList[tail] = slot;
+        this.#nextInList[wheel[TAILS + index]!] = slot;
       }
-      this.#wheelTails[index] = slot;
+      wheel[TAILS + index] = slot;
     } else {
       this.#pushLater(timeNs, slot);
     }
@@ -319,28 +335,28 @@ export class EventHeap {
    * Cancelled events met on the way are discarded.
    */
   takeNext(limitNs: number): number {
+    const wheel = this.#wheel;
     for (;;) {
-      if ((this.#level2[0]! | this.#level2[1]!) === 0) {
+      if ((wheel[LEVEL2]! | wheel[LEVEL2 + 1]!) === 0) {
         // The wheel is empty: the clock jumps to the heap's earliest live time, whose bucket (and
         // any other inside the new window) moves into the wheel.
         if (!this.#dropCancelledAtHeapFront()) return TAKE_EMPTY;
         const earliestNs = this.#heapTimes[0]!;
         if (earliestNs > limitNs) return TAKE_LATER;
         this.#nowNs = earliestNs;
-        this.#advanceWindow(earliestNs + WHEEL_SPAN_NS);
+        this.#advanceWindow(earliestNs + WHEEL_SPAN);
       }
       const nowNs = this.#nowNs;
       const start = (nowNs | 0) & WHEEL_MASK;
       // The first non-empty slot from `start`: this word, then the next one, inline (a simulator's
       // events are mostly tens of ns apart), then the bitmap's upper levels (a call). The lowest set
       // bit is written out (`31 − clz32(x & −x)`): called as a function it was not always inlined.
-      const level0 = this.#level0;
       const word = start >>> 5;
       let index: number;
-      const bits = level0[word]! & (-1 << (start & 31));
+      const bits = wheel[LEVEL0 + word]! & (-1 << (start & 31));
       if (bits !== 0) index = (word << 5) | (31 - Math.clz32(bits & -bits));
       else {
-        const nextBits = word + 1 < LEVEL0_WORDS ? level0[word + 1]! : 0;
+        const nextBits = word + 1 < LEVEL0_WORDS ? wheel[LEVEL0 + (word + 1)]! : 0;
         index =
           nextBits !== 0
             ? ((word + 1) << 5) | (31 - Math.clz32(nextBits & -nextBits))
@@ -348,13 +364,13 @@ export class EventHeap {
       }
       const timeNs = nowNs + ((index - start) & WHEEL_MASK);
       if (timeNs > limitNs) return TAKE_LATER;
-      const slot = this.#wheelHeads[index]!;
+      const slot = wheel[index]!;
       const next = this.#nextInList[slot]!;
-      this.#wheelHeads[index] = next;
+      wheel[index] = next;
       if (next === NONE) {
         const takenWord = index >>> 5;
-        const after = level0[takenWord]! & ~(1 << (index & 31));
-        level0[takenWord] = after;
+        const after = wheel[LEVEL0 + takenWord]! & ~(1 << (index & 31));
+        wheel[LEVEL0 + takenWord] = after;
         if (after === 0) this.#clearUpper(index);
       }
       const kind = this.#kinds[slot]!;
@@ -368,7 +384,7 @@ export class EventHeap {
       this.#freeSlots[this.#freeSlotCount++] = slot;
       if (timeNs !== nowNs) {
         this.#nowNs = timeNs;
-        const endNs = timeNs + WHEEL_SPAN_NS;
+        const endNs = timeNs + WHEEL_SPAN;
         if (this.#size > 0 && this.#heapTimes[0]! < endNs) this.#advanceWindow(endNs);
         else this.#windowEndNs = endNs;
       }
@@ -382,13 +398,13 @@ export class EventHeap {
 
   /** Time of the next live event, or Infinity when none is pending. Discards cancelled ones met. */
   peekTimeNs(): number {
-    while ((this.#level2[0]! | this.#level2[1]!) !== 0) {
+    while ((this.#wheel[LEVEL2]! | this.#wheel[LEVEL2 + 1]!) !== 0) {
       const start = (this.#nowNs | 0) & WHEEL_MASK;
       const index = this.#firstSlotFrom(start);
-      const slot = this.#wheelHeads[index]!;
+      const slot = this.#wheel[index]!;
       if (this.#kinds[slot] !== KIND_CANCELLED) return this.#nowNs + ((index - start) & WHEEL_MASK);
       const next = this.#nextInList[slot]!;
-      this.#wheelHeads[index] = next;
+      this.#wheel[index] = next;
       if (next === NONE) this.#clearSlot(index);
       this.#discard(slot);
     }
@@ -454,41 +470,47 @@ export class EventHeap {
 
   #markSlot(index: number): void {
     const word = index >>> 5;
-    const before = this.#level0[word]!;
-    this.#level0[word] = before | (1 << (index & 31));
+    const before = this.#wheel[LEVEL0 + word]!;
+    this.#wheel[LEVEL0 + word] = before | (1 << (index & 31));
     if (before === 0) this.#markUpper(index);
   }
 
   /** Marks the level-0 word of `index` non-empty in the upper levels. */
   #markUpper(index: number): void {
-    const word = index >>> 5;
-    const word1 = index >>> 10;
-    const before1 = this.#level1[word1]!;
-    this.#level1[word1] = before1 | (1 << (word & 31));
-    if (before1 === 0) this.#level2[index >>> 15] = this.#level2[index >>> 15]! | (1 << (word1 & 31));
+    const wheel = this.#wheel;
+    const at1 = LEVEL1 + (index >>> 10);
+    const before1 = wheel[at1]!;
+    wheel[at1] = before1 | (1 << ((index >>> 5) & 31));
+    if (before1 === 0) {
+      const at2 = LEVEL2 + (index >>> 15);
+      wheel[at2] = wheel[at2]! | (1 << ((index >>> 10) & 31));
+    }
   }
 
   #clearSlot(index: number): void {
     const word = index >>> 5;
-    const after = this.#level0[word]! & ~(1 << (index & 31));
-    this.#level0[word] = after;
+    const after = this.#wheel[LEVEL0 + word]! & ~(1 << (index & 31));
+    this.#wheel[LEVEL0 + word] = after;
     if (after === 0) this.#clearUpper(index);
   }
 
   /** Marks the (now empty) level-0 word of `index` empty in the upper levels. */
   #clearUpper(index: number): void {
-    const word = index >>> 5;
-    const word1 = index >>> 10;
-    const after1 = this.#level1[word1]! & ~(1 << (word & 31));
-    this.#level1[word1] = after1;
-    if (after1 === 0) this.#level2[index >>> 15] = this.#level2[index >>> 15]! & ~(1 << (word1 & 31));
+    const wheel = this.#wheel;
+    const at1 = LEVEL1 + (index >>> 10);
+    const after1 = wheel[at1]! & ~(1 << ((index >>> 5) & 31));
+    wheel[at1] = after1;
+    if (after1 === 0) {
+      const at2 = LEVEL2 + (index >>> 15);
+      wheel[at2] = wheel[at2]! & ~(1 << ((index >>> 10) & 31));
+    }
   }
 
   /** The first non-empty slot at or after `start`, wrapping around. The wheel must be non-empty. */
   #firstSlotFrom(start: number): number {
     // Fast path: a non-empty slot in the same 32-slot word (dense schedules).
     const word = start >>> 5;
-    const bits = this.#level0[word]! & (-1 << (start & 31));
+    const bits = this.#wheel[LEVEL0 + word]! & (-1 << (start & 31));
     if (bits !== 0) return (word << 5) | lowestBit(bits);
     return this.#firstSlotAfterWordWrapping(word);
   }
@@ -501,29 +523,28 @@ export class EventHeap {
 
   /** The first non-empty slot in a level-0 word after `word` (-1: from the start), or -1. */
   #firstSlotAfterWord(word: number): number {
-    const level0 = this.#level0;
-    const level1 = this.#level1;
+    const wheel = this.#wheel;
     let word0 = word + 1;
     if (word0 >= LEVEL0_WORDS) return -1;
     let word1 = word0 >>> 5;
-    let bits1 = level1[word1]! & (-1 << (word0 & 31));
+    let bits1 = wheel[LEVEL1 + word1]! & (-1 << (word0 & 31));
     if (bits1 === 0) {
       const next1 = word1 + 1;
       if (next1 >= LEVEL1_WORDS) return -1;
       let word2 = next1 >>> 5;
-      let bits2 = this.#level2[word2]! & (-1 << (next1 & 31));
+      let bits2 = this.#wheel[LEVEL2 + word2]! & (-1 << (next1 & 31));
       while (bits2 === 0) {
         if (++word2 >= LEVEL2_WORDS) return -1;
-        bits2 = this.#level2[word2]!;
+        bits2 = this.#wheel[LEVEL2 + word2]!;
       }
       word1 = (word2 << 5) | (31 - Math.clz32(bits2 & -bits2));
-      bits1 = level1[word1]!;
+      bits1 = wheel[LEVEL1 + word1]!;
     }
     // The lowest set bit written out, as in `takeNext`: TurboFan inlines this function into
     // `takeNext` and then ran out of budget for `lowestBit`, a real call per bitmap level (events
     // more than a word of slots apart take this path on most events of an echo run).
     word0 = (word1 << 5) | (31 - Math.clz32(bits1 & -bits1));
-    const bits0 = level0[word0]!;
+    const bits0 = wheel[LEVEL0 + word0]!;
     return (word0 << 5) | (31 - Math.clz32(bits0 & -bits0));
   }
 
@@ -545,8 +566,8 @@ export class EventHeap {
       const bucket = this.#heapBuckets[0]!;
       this.#removeRoot();
       const index = (timeNs | 0) & WHEEL_MASK;
-      this.#wheelHeads[index] = this.#bucketHeads[bucket]!;
-      this.#wheelTails[index] = this.#bucketTails[bucket]!;
+      this.#wheel[index] = this.#bucketHeads[bucket]!;
+      this.#wheel[TAILS + index] = this.#bucketTails[bucket]!;
       this.#markSlot(index);
       this.#freeBucket(bucket);
     }
@@ -672,15 +693,15 @@ export class EventHeap {
    */
   #compact(): void {
     for (let word = 0; word < LEVEL0_WORDS; word++) {
-      let bits = this.#level0[word]!;
+      let bits = this.#wheel[LEVEL0 + word]!;
       while (bits !== 0) {
         const bit = lowestBit(bits);
         bits &= bits - 1;
         const index = (word << 5) | bit;
-        const head = this.#withoutCancelled(this.#wheelHeads[index]!);
-        this.#wheelHeads[index] = head;
+        const head = this.#withoutCancelled(this.#wheel[index]!);
+        this.#wheel[index] = head;
         if (head === NONE) this.#clearSlot(index);
-        else this.#wheelTails[index] = this.#lastOf(head);
+        else this.#wheel[TAILS + index] = this.#lastOf(head);
       }
     }
     const heapTimes = this.#heapTimes;

@@ -37,6 +37,12 @@ export { type EventHandle, MAX_PENDING_EVENTS, NO_EVENT };
 
 /** The last exactly representable integer nanosecond (2^53 − 1 ns ≈ 104.2 simulated days). */
 export const MAX_TIME_NS = Number.MAX_SAFE_INTEGER;
+/**
+ * MAX_TIME_NS for this module's own checks: the export lives in a cell (importers see a live
+ * binding), so each read of it on the scheduling path was a load and a check for the hole, where a
+ * private constant is folded into the comparison.
+ */
+const LAST_TIME_NS = Number.MAX_SAFE_INTEGER;
 
 /** Handles one kind of event. `a` and `b` are the numbers it was scheduled with. */
 export type EventHandler = (kernel: EventKernel, a: number, b: number) => void;
@@ -98,8 +104,8 @@ function invalidTime(what: string, value: number, nowNs: number): SimTimeError {
   if (Number.isNaN(value)) problem = 'is NaN';
   else if (value < nowNs)
     problem = `is in the past: the simulated clock is at ${nowNs} ns and never runs backwards`;
-  else if (value > MAX_TIME_NS)
-    problem = `is past ${MAX_TIME_NS} ns (2^53 − 1), the last exactly representable time`;
+  else if (value > LAST_TIME_NS)
+    problem = `is past ${LAST_TIME_NS} ns (2^53 − 1), the last exactly representable time`;
   else
     problem = 'is not a whole number of nanoseconds; round sampled times (e.g. Math.round) before scheduling';
   return new SimTimeError(`${what} ${value} ${problem}`);
@@ -109,8 +115,8 @@ function invalidDelay(value: number, nowNs: number): SimTimeError {
   let problem: string;
   if (Number.isNaN(value)) problem = 'is NaN';
   else if (value < 0) problem = 'is negative: the simulated clock never runs backwards';
-  else if (nowNs + value > MAX_TIME_NS) {
-    problem = `would take the clock (now ${nowNs} ns) past ${MAX_TIME_NS} ns, the last exactly representable time`;
+  else if (nowNs + value > LAST_TIME_NS) {
+    problem = `would take the clock (now ${nowNs} ns) past ${LAST_TIME_NS} ns, the last exactly representable time`;
   } else problem = 'is not a whole number of nanoseconds; round sampled delays (e.g. Math.round) first';
   return new SimTimeError(`delay ${value} ns ${problem}`);
 }
@@ -136,7 +142,7 @@ export class EventKernel {
 
   constructor(options: EventKernelOptions = {}) {
     const startNs = options.startNs ?? 0;
-    if (!(Number.isInteger(startNs) && startNs >= 0 && startNs <= MAX_TIME_NS)) {
+    if (!(Number.isInteger(startNs) && startNs >= 0 && startNs <= LAST_TIME_NS)) {
       throw invalidTime('startNs', startNs, 0);
     }
     this.#nowNs = startNs;
@@ -193,7 +199,7 @@ export class EventKernel {
   schedule(kind: EventKind, atNs: number, a: number, b: number): EventHandle {
     const nowNs = this.#nowNs;
     // One comparison chain rejects NaN, the past and the unrepresentable; trunc rejects fractions.
-    if (!(atNs >= nowNs && atNs <= MAX_TIME_NS) || Math.trunc(atNs) !== atNs) {
+    if (!(atNs >= nowNs && atNs <= LAST_TIME_NS) || Math.trunc(atNs) !== atNs) {
       throw invalidTime('event time', atNs, nowNs);
     }
     if (!(kind > CLOSURE_KIND && kind < this.#handlers.length) || (kind | 0) !== kind) {
@@ -205,7 +211,7 @@ export class EventKernel {
   /** Schedules `kind` to fire `delayNs` (a non-negative integer) after `now()`. */
   scheduleAfter(kind: EventKind, delayNs: number, a: number, b: number): EventHandle {
     const atNs = this.#nowNs + delayNs;
-    if (!(delayNs >= 0 && atNs <= MAX_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
+    if (!(delayNs >= 0 && atNs <= LAST_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
       throw invalidDelay(delayNs, this.#nowNs);
     }
     if (!(kind > CLOSURE_KIND && kind < this.#handlers.length) || (kind | 0) !== kind) {
@@ -221,7 +227,7 @@ export class EventKernel {
    */
   post(kind: EventKind, atNs: number, a: number, b: number): void {
     const nowNs = this.#nowNs;
-    if (!(atNs >= nowNs && atNs <= MAX_TIME_NS) || Math.trunc(atNs) !== atNs) {
+    if (!(atNs >= nowNs && atNs <= LAST_TIME_NS) || Math.trunc(atNs) !== atNs) {
       throw invalidTime('event time', atNs, nowNs);
     }
     if (!(kind > CLOSURE_KIND && kind < this.#handlers.length) || (kind | 0) !== kind) {
@@ -233,7 +239,7 @@ export class EventKernel {
   /** `scheduleAfter` without a handle (see `post`). */
   postAfter(kind: EventKind, delayNs: number, a: number, b: number): void {
     const atNs = this.#nowNs + delayNs;
-    if (!(delayNs >= 0 && atNs <= MAX_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
+    if (!(delayNs >= 0 && atNs <= LAST_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
       throw invalidDelay(delayNs, this.#nowNs);
     }
     if (!(kind > CLOSURE_KIND && kind < this.#handlers.length) || (kind | 0) !== kind) {
@@ -244,7 +250,7 @@ export class EventKernel {
 
   /** Cold path: runs `fn` at `atNs`. Same time rules as `schedule`. */
   at(atNs: number, fn: () => void): EventHandle {
-    if (!(atNs >= this.#nowNs && atNs <= MAX_TIME_NS) || Math.trunc(atNs) !== atNs) {
+    if (!(atNs >= this.#nowNs && atNs <= LAST_TIME_NS) || Math.trunc(atNs) !== atNs) {
       throw invalidTime('event time', atNs, this.#nowNs);
     }
     if (typeof fn !== 'function') throw new TypeError('at() needs a function');
@@ -256,7 +262,7 @@ export class EventKernel {
   /** Cold path: runs `fn` `delayNs` (a non-negative integer) after `now()`. */
   after(delayNs: number, fn: () => void): EventHandle {
     const atNs = this.#nowNs + delayNs;
-    if (!(delayNs >= 0 && atNs <= MAX_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
+    if (!(delayNs >= 0 && atNs <= LAST_TIME_NS) || Math.trunc(delayNs) !== delayNs) {
       throw invalidDelay(delayNs, this.#nowNs);
     }
     return this.at(atNs, fn);
@@ -300,8 +306,8 @@ export class EventKernel {
     if (this.#running) {
       throw new Error('EventKernel.run/step called from inside a handler: schedule an event instead');
     }
-    const untilNs = options.untilNs ?? MAX_TIME_NS;
-    if (!(untilNs >= this.#nowNs && untilNs <= MAX_TIME_NS) || Math.trunc(untilNs) !== untilNs) {
+    const untilNs = options.untilNs ?? LAST_TIME_NS;
+    if (!(untilNs >= this.#nowNs && untilNs <= LAST_TIME_NS) || Math.trunc(untilNs) !== untilNs) {
       throw invalidTime('untilNs', untilNs, this.#nowNs);
     }
     const maxEvents = options.maxEvents ?? Number.POSITIVE_INFINITY;

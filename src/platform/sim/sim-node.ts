@@ -36,10 +36,15 @@ import type { EventKernel, EventKind } from './event-kernel.ts';
 import { SimRequest } from './sim-request.ts';
 import type { SimTiming } from './timing.ts';
 
+// This module's per-packet code reads these private constants, never the exports below: V8 reads
+// an exported binding through a cell, with a check for the not-yet-initialized hole; a private
+// constant is folded into the instruction.
+const OVERHEAD_BYTES = 66;
+const MIN_BYTES = 64;
 /** Frame bytes around a message: Ethernet 14 + IPv4 20 + UDP 8 + ipipe wire header 24. */
-export const FRAME_OVERHEAD_BYTES = 66;
+export const FRAME_OVERHEAD_BYTES = OVERHEAD_BYTES;
 /** Ethernet's minimum frame. */
-export const MIN_FRAME_BYTES = 64;
+export const MIN_FRAME_BYTES = MIN_BYTES;
 
 /** Handler work assumed for an actor that declares none: the paper's echo task (Table 3). */
 const DEFAULT_WORK: HandlerWork = Object.freeze({ instructions: 3_142, ipc: 1.4, mpki: 0.6 });
@@ -340,7 +345,7 @@ export class SimNode {
         this.#emit({ kind: 'send', target, message, sizeBytes, origin });
       },
       replyToClient: (from, origin, message, codec: MessageCodec<unknown>) => {
-        const sizeBytes = frameBytes(codec.sizeOf(message));
+        const sizeBytes = wireBytes(codec.sizeOf(message));
         this.#emit({ kind: 'reply', target: from, message, sizeBytes, origin });
       },
       codecOf: (target) => this.table.lookup(target)?.definition.messages,
@@ -538,7 +543,7 @@ export class SimNode {
     options: ClientSendOptions = {},
   ): number {
     const messageBytes = target.codec.sizeOf(message);
-    const bytes = Math.max(packetBytes ?? 0, frameBytes(messageBytes));
+    const bytes = Math.max(packetBytes ?? 0, wireBytes(messageBytes));
     const requestId = this.#nextRequestId++;
     const sentAtNs = options.atNs ?? this.kernel.now();
     if (!(sentAtNs >= this.kernel.now())) {
@@ -726,7 +731,13 @@ export class SimNode {
     const decisions = this.scheduler.complete(core, now);
     // By index, to the current length: a message dispatched here can restart this core, whose
     // handler appends to this same outbox, and those are dispatched now too (then all cleared).
-    for (let i = 0; i < outbox.length; i++) this.#dispatchOutbound(outbox.at(i), 'nic');
+    for (let i = 0; i < outbox.length; i++) {
+      const out = outbox.at(i);
+      // An answer from a NIC core goes straight to the wire (what #dispatchOutbound does with it),
+      // without the call: most handlers send just their answer.
+      if (out.kind === 'reply') this.#toWire(out, 0);
+      else this.#dispatchOutbound(out, 'nic');
+    }
     outbox.clear();
     if (
       (this.#nicHandlerNs[core] as number) > this.#watchdogNs &&
@@ -895,7 +906,7 @@ export class SimNode {
     }
     if (this.#isRemote(out.target)) {
       // Another node's actor: the frame leaves through this node's port like an answer does.
-      const wire: Outbound = { ...out, sizeBytes: frameBytes(out.sizeBytes) };
+      const wire: Outbound = { ...out, sizeBytes: wireBytes(out.sizeBytes) };
       if (side === 'nic') this.#toWire(wire, 0);
       else this.#sendToNic(wire, now);
       return;
@@ -1343,5 +1354,10 @@ class Outbox {
 
 /** Frame size on the wire for a message of `messageBytes`. */
 export function frameBytes(messageBytes: number): number {
-  return Math.max(MIN_FRAME_BYTES, messageBytes + FRAME_OVERHEAD_BYTES);
+  return wireBytes(messageBytes);
+}
+
+/** `frameBytes` for this module's own calls (an exported function is also read through a cell). */
+function wireBytes(messageBytes: number): number {
+  return Math.max(MIN_BYTES, messageBytes + OVERHEAD_BYTES);
 }
