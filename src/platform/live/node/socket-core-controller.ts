@@ -1,0 +1,905 @@
+/**
+ * The NIC domain of a live node whose NIC core 0 owns the UDP socket (`ingress: 'core'`,
+ * docs/live-echo-path.md "A NIC core that owns the socket"). The core (socket-core.ts) receives,
+ * checks, schedules, runs and answers requests for NIC-resident actors by itself; this controller,
+ * on the main thread, does what the core cannot:
+ *
+ *   UDP ─▶ core 0: wire checks, dedup, scheduler, handler, reply ─▶ UDP
+ *            │ OUT_FORWARD (host actor)     ▲ IN_REPLY (the host's answer, sent from the node's port)
+ *            ▼                              │
+ *          controller ─▶ channel ─▶ host domain ─▶ channel ─▶ controller
+ *
+ * and migration's four phases across the two threads: Prepare in the core's scheduler (on its own
+ * decision, or an IN_PREPARE for a forced move); Ready (OUT_PREPARED: nothing of the actor runs on
+ * the core — handlers run to completion inline — so its heap is sent to the host at once; or, for
+ * an actor leaving the host, LINK_MIGRATE behind every request the core forwarded before); Gone
+ * (the image adopted on the other side); Clean (IN_MOVED: the core forwards its buffer in order,
+ * or queues it ahead of newer requests). It also runs the watchdog: a handler on core 0 past the
+ * limit gets the thread terminated, the actor deregistered, its request an error reply, and a
+ * replacement core bound to the same port.
+ */
+
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ActorTable } from '../../../actor/actor-table.ts';
+import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
+import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
+import { DmoDomain } from '../../../dmo/domain.ts';
+import { ImageAssembler } from '../../../dmo/region-image.ts';
+import { ConfigError } from '../../../errors.ts';
+import { type ActorId, nodeId } from '../../../ids.ts';
+import type { SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
+import type { SchedulerSettings } from '../../../sched/settings.ts';
+import type { Decision, Domain } from '../../../sched/types.ts';
+import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
+import { encodeErrorBody, HEADER_BYTES } from '../net/wire.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
+import { initialiseActor } from './actor-init.ts';
+import {
+  type ChannelLink,
+  LINK_ADOPTED,
+  LINK_DONE,
+  LINK_ERROR,
+  LINK_IMAGE,
+  LINK_IMAGE_DMA,
+  LINK_MIGRATE,
+  LINK_REPLY,
+  LINK_REQUEST,
+  LINK_STOP,
+} from './channel-link.ts';
+import { wallNs } from './clock.ts';
+import { FrameBuilder, FrameReader } from './core-protocol.ts';
+import type { CoreRingStats } from './domain-cores.ts';
+import type { LiveMigrationRecord } from './nic-controller.ts';
+import type { NicDomain } from './nic-domain.ts';
+import { RecentLog } from './recent-log.ts';
+import type { SocketCoreData, SocketCoreHello } from './socket-core.ts';
+import {
+  IN_ARRIVE,
+  IN_CLOSE,
+  IN_DEREGISTER,
+  IN_HOST_DONE,
+  IN_MOVED,
+  IN_PREPARE,
+  IN_REPLY,
+  IN_STOPPING,
+  OUT_DECISION,
+  OUT_FORWARD,
+  OUT_LATENCY,
+  OUT_MOVED,
+  OUT_PREPARED,
+  OUT_REFUSED,
+  SLOT_DROPS,
+  SLOT_DRR_CORES,
+  SLOT_DUPLICATES,
+  SLOT_ERROR_REPLIES,
+  SLOT_EXECUTED,
+  SLOT_HANDLER_NS,
+  SLOT_HELD,
+  SLOT_METRICS_ON,
+  SLOT_REPLIES,
+  SLOT_REQUESTS,
+  SLOT_RUNNING_ACTOR,
+  SLOT_RUNNING_ADDRESS,
+  SLOT_RUNNING_CLIENT,
+  SLOT_RUNNING_PORT,
+  SLOT_RUNNING_REQUEST,
+  SLOT_RUNNING_SINCE_MS,
+  SOCKET_CORE_DROP_REASONS,
+  socketCoreSlots,
+  TO_HOST,
+  TO_NIC,
+  u32ToIpv4,
+} from './socket-core-protocol.ts';
+
+export interface SocketCoreControllerOptions {
+  readonly catalog: readonly CatalogEntry[];
+  readonly definitions: ReadonlyMap<ActorId, AnyActorDefinition>;
+  readonly initialDomain: ReadonlyMap<ActorId, Domain>;
+  readonly port: number;
+  readonly address: string;
+  readonly policy: SchedulerPolicy;
+  readonly scheduler: Partial<SchedulerSettings>;
+  readonly regionBytes: number;
+  readonly maxActors: number;
+  readonly watchdogMs: number;
+  readonly ingressLimit: number;
+  readonly maxFrameBytes: number;
+  readonly ringBytes: number;
+  readonly nodeId: number;
+}
+
+interface MigrationState {
+  readonly actor: ActorId;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  readonly startedMs: number;
+  readyMs: number;
+  goneMs: number;
+  stateBytes: number;
+  assembler: ImageAssembler | null;
+  readonly done: (record: LiveMigrationRecord) => void;
+  readonly fail: (error: Error) => void;
+}
+
+interface CoreThread {
+  readonly worker: Worker;
+  readonly work: SpscRing;
+  readonly results: SpscRing;
+  readonly exited: Promise<void>;
+}
+
+/** As NicController's: the last migrations and decisions /stats keeps. */
+const RECENT_ENTRIES = 256;
+/** The socket core's counters live in the worker: tried for this long to bind the port again (ms). */
+const REBIND_TRIES = 50;
+const REBIND_RETRY_MS = 20;
+
+const CORE_BOOTSTRAP = fileURLToPath(new URL('./core-worker-bootstrap.mjs', import.meta.url));
+const CORE_ENTRY = new URL(
+  import.meta.url.endsWith('.ts') ? './socket-core.ts' : './socket-core.js',
+  import.meta.url,
+).href;
+
+export class SocketCoreController implements NicDomain {
+  readonly table = new ActorTable();
+  readonly domain: DmoDomain;
+  readonly migrations = new RecentLog<LiveMigrationRecord>(RECENT_ENTRIES);
+  readonly decisions = new RecentLog<Decision>(RECENT_ENTRIES);
+  readonly migrationCounts = new Map<
+    string,
+    { readonly actor: string; readonly to: Domain; count: number }
+  >();
+  onDecision: ((decision: Decision) => void) | undefined;
+  // Peers are refused in this mode (LiveNode's resolve): these stay 0.
+  readonly peerFramesSent = 0;
+  readonly peerFramesReceived = 0;
+  readonly relayedReplies = 0;
+  readonly peerMessagesFragmented = 0;
+  readonly peerFragmentsSent = 0;
+  readonly peerFragmentsReceived = 0;
+  readonly reassembler = { messagesRebuilt: 0, bytesHeld: 0 };
+  readonly maxPeerMessageBytes: number;
+  readonly ringFullHandOffs = 0;
+  /** Core threads replaced after a watchdog expiry. */
+  replacedCores = 0;
+  readonly #options: SocketCoreControllerOptions;
+  readonly #link: ChannelLink;
+  readonly #counters: Float64Array;
+  readonly #countersBuffer: SharedArrayBuffer;
+  /** Counts of a core thread that was replaced (its block is reused, so carried over here). */
+  readonly #hostExecuted = new Map<ActorId, number>();
+  #hostHandlerNs = 0;
+  /** Drops counted here rather than in the core (images, the channel, the watchdog). */
+  readonly #ownDrops = new Map<string, number>();
+  readonly #migrating = new Map<ActorId, MigrationState>();
+  /** Triggers of the core's own migrate decisions, until its OUT_PREPARED arrives. */
+  readonly #decidedTriggers = new Map<ActorId, string>();
+  readonly #deregistered = new Set<ActorId>();
+  #core: CoreThread | undefined;
+  #bound: { address: string; port: number } = { address: '', port: 0 };
+  /** Work items the core's ring had no room for, in order (never block: see `#post`). */
+  readonly #pending: Uint8Array[] = [];
+  #pendingRetry: NodeJS.Timeout | undefined;
+  readonly #out = new FrameBuilder();
+  readonly #reader = new FrameReader();
+  #onReplyLatency: ((actor: ActorId, seconds: number) => void) | undefined;
+  #watchdogTimer: NodeJS.Timeout | undefined;
+  #replacing = false;
+  #stopping = false;
+  #stopped = false;
+
+  private constructor(options: SocketCoreControllerOptions, link: ChannelLink) {
+    this.#options = options;
+    this.#link = link;
+    this.maxPeerMessageBytes = (options.ringBytes >> 1) - 8 - 256;
+    this.domain = DmoDomain.create({
+      regionBytes: options.regionBytes,
+      maxActors: options.maxActors,
+      shared: true,
+    });
+    this.#countersBuffer = new SharedArrayBuffer(socketCoreSlots(options.catalog.length) * 8);
+    this.#counters = new Float64Array(this.#countersBuffer);
+  }
+
+  static async start(options: SocketCoreControllerOptions, link: ChannelLink): Promise<SocketCoreController> {
+    const nic = new SocketCoreController(options, link);
+    await nic.#start();
+    return nic;
+  }
+
+  // ── what the node reads ──────────────────────────────────────────────────────────────────────
+
+  get address(): { readonly address: string; readonly port: number } {
+    return this.#bound;
+  }
+
+  get requests(): number {
+    return this.#counters[SLOT_REQUESTS] as number;
+  }
+
+  get replies(): number {
+    return this.#counters[SLOT_REPLIES] as number;
+  }
+
+  get errorReplies(): number {
+    return this.#counters[SLOT_ERROR_REPLIES] as number;
+  }
+
+  get duplicates(): number {
+    return this.#counters[SLOT_DUPLICATES] as number;
+  }
+
+  get handlerNs(): { readonly nic: number; readonly host: number } {
+    return { nic: this.#counters[SLOT_HANDLER_NS] as number, host: this.#hostHandlerNs };
+  }
+
+  get drops(): ReadonlyMap<string, number> {
+    const drops = new Map(this.#ownDrops);
+    SOCKET_CORE_DROP_REASONS.forEach((reason, index) => {
+      const count = this.#counters[SLOT_DROPS + index] as number;
+      if (count > 0) drops.set(reason, (drops.get(reason) ?? 0) + count);
+    });
+    return drops;
+  }
+
+  get executed(): ReadonlyMap<ActorId, { readonly nic: number; readonly host: number }> {
+    const executed = new Map<ActorId, { nic: number; host: number }>();
+    this.#options.catalog.forEach((entry, index) => {
+      const nic = this.#counters[SLOT_EXECUTED + index] as number;
+      const host = this.#hostExecuted.get(entry.id) ?? 0;
+      if (nic > 0 || host > 0) executed.set(entry.id, { nic, host });
+    });
+    return executed;
+  }
+
+  get onReplyLatency(): ((actor: ActorId, seconds: number) => void) | undefined {
+    return this.#onReplyLatency;
+  }
+
+  /** Setting it asks the core to report reply latencies (OUT_LATENCY); it costs nothing unset. */
+  set onReplyLatency(observe: ((actor: ActorId, seconds: number) => void) | undefined) {
+    this.#onReplyLatency = observe;
+    this.#counters[SLOT_METRICS_ON] = observe === undefined ? 0 : 1;
+  }
+
+  get idle(): boolean {
+    return (this.#counters[SLOT_HELD] as number) === 0 && this.#migrating.size === 0;
+  }
+
+  ringStats(): readonly CoreRingStats[] {
+    const core = this.#core;
+    if (core === undefined) return [];
+    const work = core.work.stats();
+    const results = core.results.stats();
+    return [
+      {
+        core: 0,
+        workBytes: work.occupancyBytes,
+        resultBytes: results.occupancyBytes,
+        workItems: work.sent,
+        workFlushes: work.flushes,
+        workDoorbells: work.doorbells,
+        results: results.received,
+        resultSleeps: results.sleeps,
+      },
+    ];
+  }
+
+  heldRequests(): number {
+    return this.#counters[SLOT_HELD] as number;
+  }
+
+  coreRoles(): { readonly fcfs: number; readonly drr: number } {
+    const drr = this.#counters[SLOT_DRR_CORES] as number;
+    return { fcfs: 1 - drr, drr };
+  }
+
+  domainOf(actor: ActorId): Domain | 'migrating' {
+    if (this.#migrating.has(actor)) return 'migrating';
+    return this.table.lookup(actor)?.location.domain === 'host' ? 'host' : 'nic';
+  }
+
+  /** Moves an actor in four phases; resolves once its buffered requests are handed over. */
+  migrate(actor: ActorId, to: Domain, trigger = 'forced'): Promise<LiveMigrationRecord> {
+    return new Promise((resolve, reject) => {
+      const current = this.domainOf(actor);
+      if (this.table.lookup(actor) === undefined) {
+        reject(new ConfigError('actor', `no actor ${actor} on this node`));
+        return;
+      }
+      if (current === 'migrating') {
+        reject(new ConfigError('migrate', `actor ${this.#name(actor)} is already migrating`));
+        return;
+      }
+      if (current === to) {
+        reject(
+          new ConfigError(
+            'to',
+            `actor ${this.#name(actor)} already runs on the ${to === 'nic' ? 'NIC' : 'host'}: nothing to move ` +
+              '(the scheduler moves actors too; see its decisions in /stats)',
+          ),
+        );
+        return;
+      }
+      this.#beginMigration(actor, current, to, trigger, resolve, reject);
+      const out = this.#out.reset();
+      out.u8(IN_PREPARE);
+      out.u32(actor);
+      out.u8(to === 'host' ? TO_HOST : TO_NIC);
+      this.#post(out.frame);
+    });
+  }
+
+  beginStop(): void {
+    this.#stopping = true;
+    this.#post(this.#single(IN_STOPPING));
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#stopping = true;
+    if (this.#watchdogTimer !== undefined) clearInterval(this.#watchdogTimer);
+    if (this.#pendingRetry !== undefined) clearTimeout(this.#pendingRetry);
+    const core = this.#core;
+    if (core === undefined) return;
+    this.#sendPending();
+    if (!core.work.tryWrite(this.#single(IN_CLOSE))) {
+      // A full ring: the core is far behind; it goes without its last work.
+      this.#pending.length = 0;
+    }
+    core.work.flush();
+    await Promise.race([core.exited, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await core.worker.terminate();
+    core.work.close();
+    core.results.close();
+  }
+
+  // ── start-up ─────────────────────────────────────────────────────────────────────────────────
+
+  async #start(): Promise<void> {
+    const o = this.#options;
+    const initOutputs: [ActorId, ReturnType<typeof initialiseActor>][] = [];
+    for (const entry of o.catalog) {
+      const definition = o.definitions.get(entry.id) as AnyActorDefinition;
+      const domain = o.initialDomain.get(entry.id) ?? 'nic';
+      this.table.register({
+        definition,
+        location: { domain, node: nodeId(o.nodeId) },
+        id: entry.id,
+        name: entry.name,
+      });
+      if (domain === 'nic') {
+        initOutputs.push([
+          entry.id,
+          initialiseActor(this.domain, entry.id, entry.name, definition, o.definitions),
+        ]);
+      }
+    }
+    const hello = await this.#spawn(o.port);
+    if (hello.kind !== 'ready') {
+      await this.#stopCore();
+      throw new ConfigError(
+        'port',
+        `cannot listen on ${o.address}:${o.port} (${hello.message}); pick another port or stop what holds it`,
+      );
+    }
+    this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
+    // What init sent or armed enters at the core like any message (replies at init have nobody).
+    for (const [, outputs] of initOutputs) {
+      for (const output of outputs) {
+        if (output.kind === 'send') this.#arrive(output.target, 0, output.origin, output.message);
+        else if (output.kind === 'timer') {
+          const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
+          setTimeout(
+            () => this.#arrive(output.actor, output.timerId, { kind: 'none' }, new Uint8Array(0)),
+            delayMs,
+          ).unref();
+        }
+      }
+    }
+    const checkEveryMs = Math.max(1, Math.min(50, o.watchdogMs / 4));
+    this.#watchdogTimer = setInterval(() => this.#checkWatchdog(), checkEveryMs);
+    this.#watchdogTimer.unref();
+  }
+
+  /** Starts a core thread bound to `port` (0: any); resolves with its first message. */
+  async #spawn(port: number): Promise<SocketCoreHello> {
+    const o = this.#options;
+    const work = SpscRing.create({ capacityBytes: o.ringBytes, spinIterations: 0 });
+    const results = SpscRing.create({ capacityBytes: o.ringBytes, spinIterations: 0 });
+    const domains: [ActorId, Domain][] = [];
+    for (const entry of this.table.values()) {
+      if (entry.location.domain === 'nic' || entry.location.domain === 'host')
+        domains.push([entry.id, entry.location.domain]);
+    }
+    const data: SocketCoreData = {
+      entry: CORE_ENTRY,
+      domainBuffer: this.domain.buffer as SharedArrayBuffer,
+      workRing: work.memory,
+      resultRing: results.memory,
+      counters: this.#countersBuffer,
+      catalog: o.catalog,
+      domains,
+      deregistered: [...this.#deregistered],
+      policy: o.policy,
+      scheduler: o.scheduler,
+      port,
+      address: o.address,
+      maxFrameBytes: o.maxFrameBytes,
+      ingressLimit: o.ingressLimit,
+      stopping: this.#stopping,
+    };
+    const worker = new Worker(CORE_BOOTSTRAP, { workerData: data, name: 'ipipe-nic-core-0-socket' });
+    const core: CoreThread = {
+      worker,
+      work,
+      results,
+      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+    };
+    this.#core = core;
+    worker.on('error', (error) => process.stderr.write(`ipipe: NIC core 0 failed: ${error.message}\n`));
+    const hello = await new Promise<SocketCoreHello>((resolve, reject) => {
+      worker.once('message', (message: SocketCoreHello) => resolve(message));
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`NIC core 0 exited with ${code} while starting`)));
+    });
+    if (hello.kind === 'ready') {
+      this.#bound = { address: hello.address, port: hello.port };
+      void this.#pumpResults(core);
+    }
+    return hello;
+  }
+
+  async #stopCore(): Promise<void> {
+    const core = this.#core;
+    if (!core) return;
+    await core.worker.terminate();
+    core.work.close();
+    core.results.close();
+  }
+
+  // ── to the core ──────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Writes a work item to the core, behind any held back. Never blocks: the core may itself be
+   * waiting for room in its result ring, which only this thread drains.
+   */
+  #post(item: Uint8Array): void {
+    const core = this.#core;
+    if (core !== undefined && !this.#replacing && this.#pending.length === 0 && core.work.tryWrite(item)) {
+      core.work.flush();
+      return;
+    }
+    this.#pending.push(item.slice());
+    this.#armPendingRetry();
+  }
+
+  #sendPending(): void {
+    const core = this.#core;
+    if (core === undefined || this.#replacing) return;
+    let sent = 0;
+    while (sent < this.#pending.length && core.work.tryWrite(this.#pending[sent] as Uint8Array)) sent++;
+    if (sent > 0) {
+      this.#pending.splice(0, sent);
+      core.work.flush();
+    }
+  }
+
+  #armPendingRetry(): void {
+    if (this.#pendingRetry !== undefined || this.#stopped) return;
+    this.#pendingRetry = setTimeout(() => {
+      this.#pendingRetry = undefined;
+      this.#sendPending();
+      if (this.#pending.length > 0) this.#armPendingRetry();
+    }, 1);
+    this.#pendingRetry.unref();
+  }
+
+  /** A work item that is its kind alone. */
+  #single(kind: number): Uint8Array {
+    const out = this.#out.reset();
+    out.u8(kind);
+    return out.frame;
+  }
+
+  #arrive(actor: ActorId, timerId: number, origin: Origin, message: Uint8Array): void {
+    const out = this.#out.reset();
+    out.u8(IN_ARRIVE);
+    out.u32(actor);
+    out.u32(timerId);
+    out.origin(origin);
+    out.bytesField(message);
+    this.#post(out.frame);
+  }
+
+  /** A reply (or error body) to a client, sent by the core from the node's port. */
+  #replyThroughCore(
+    actor: ActorId,
+    origin: ClientOrigin,
+    body: Uint8Array,
+    isError: boolean,
+    clientId = 0,
+  ): void {
+    const out = this.#out.reset();
+    out.u8(IN_REPLY);
+    out.u32(actor);
+    out.u8(isError ? 1 : 0);
+    out.u32(clientId);
+    out.origin(origin);
+    out.bytesField(body);
+    this.#post(out.frame);
+  }
+
+  #errorThroughCore(origin: Origin, actor: ActorId, code: string, message: string, clientId = 0): void {
+    if (origin.kind !== 'client') return;
+    const body = new Uint8Array(Math.min(1024, this.#options.maxFrameBytes - HEADER_BYTES));
+    const safeCode = /^[\x21-\x7e]{1,255}$/.test(code) ? code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
+    const length = encodeErrorBody(body, 0, safeCode, message);
+    this.#replyThroughCore(actor, origin, body.subarray(0, length), true, clientId);
+  }
+
+  // ── from the core ────────────────────────────────────────────────────────────────────────────
+
+  async #pumpResults(core: CoreThread): Promise<void> {
+    const reader = this.#reader;
+    for (;;) {
+      if (this.#core !== core) return;
+      const length = core.results.peek();
+      if (length === RING_EMPTY) {
+        if ((await core.results.waitForDataAsync()) === 'closed' && !core.results.hasData()) return;
+        continue;
+      }
+      if (length === RING_CORRUPT) {
+        core.results.consume();
+        continue;
+      }
+      const at = core.results.peekOffset;
+      reader.resetWindow(core.results.bytes, at, at + length);
+      try {
+        this.#onResult(reader);
+      } finally {
+        core.results.consume();
+      }
+      if (this.#pending.length > 0) this.#sendPending();
+    }
+  }
+
+  #onResult(reader: FrameReader): void {
+    const kind = reader.u8();
+    switch (kind) {
+      case OUT_FORWARD: {
+        const actor = reader.u32() as ActorId;
+        const timerId = reader.u32();
+        const origin = reader.origin();
+        const payload = reader.bytesField();
+        if (reader.ok) this.#link.request(actor, timerId, origin, payload);
+        else this.#drop('malformed-result');
+        break;
+      }
+      case OUT_LATENCY: {
+        const actor = reader.u32() as ActorId;
+        const seconds = reader.f64();
+        this.#onReplyLatency?.(actor, seconds);
+        break;
+      }
+      case OUT_DECISION:
+        this.#decided(JSON.parse(reader.text(2)) as Decision);
+        break;
+      case OUT_PREPARED: {
+        const actor = reader.u32() as ActorId;
+        this.#prepared(actor, reader.u8() === TO_HOST ? 'host' : 'nic');
+        break;
+      }
+      case OUT_REFUSED: {
+        const actor = reader.u32() as ActorId;
+        const reason = reader.text(2);
+        const migration = this.#migrating.get(actor);
+        this.#migrating.delete(actor);
+        migration?.fail(new ConfigError('migrate', `actor ${this.#name(actor)} cannot migrate: ${reason}`));
+        break;
+      }
+      case OUT_MOVED: {
+        const actor = reader.u32() as ActorId;
+        reader.u8();
+        this.#cleaned(actor, reader.u32());
+        break;
+      }
+      default:
+        this.#drop('malformed-result');
+    }
+  }
+
+  #decided(decision: Decision): void {
+    this.decisions.push(decision);
+    if (decision.kind === 'migrate') this.#decidedTriggers.set(decision.actor, decision.trigger);
+    const observe = this.onDecision;
+    if (observe === undefined) return;
+    try {
+      observe(decision);
+    } catch (error) {
+      process.stderr.write(`ipipe: the onDecision observer failed (${String(error)}); the decision stands\n`);
+    }
+  }
+
+  #beginMigration(
+    actor: ActorId,
+    from: Domain,
+    to: Domain,
+    trigger: string,
+    done: (record: LiveMigrationRecord) => void,
+    fail: (error: Error) => void,
+  ): MigrationState {
+    const migration: MigrationState = {
+      actor,
+      from,
+      to,
+      trigger,
+      startedMs: performance.now(),
+      readyMs: -1,
+      goneMs: -1,
+      stateBytes: 0,
+      assembler: null,
+      done,
+      fail,
+    };
+    this.#migrating.set(actor, migration);
+    return migration;
+  }
+
+  /** The core's scheduler buffers the actor: Ready for an actor leaving the NIC; LINK_MIGRATE else. */
+  #prepared(actor: ActorId, to: Domain): void {
+    let migration = this.#migrating.get(actor);
+    if (migration === undefined) {
+      // The core's own decision: it prepared at once, as NicController does on a decision.
+      const trigger = this.#decidedTriggers.get(actor) ?? 'scheduler';
+      migration = this.#beginMigration(
+        actor,
+        to === 'host' ? 'nic' : 'host',
+        to,
+        trigger,
+        () => {},
+        () => {},
+      );
+    }
+    this.#decidedTriggers.delete(actor);
+    if (migration.from === 'nic') {
+      migration.readyMs = performance.now();
+      const heap = this.domain.heapOf(actor);
+      if (!heap) throw new ConfigError('migrate', `actor ${this.#name(actor)} has no heap on the NIC`);
+      migration.stateBytes = this.#link.image(actor, heap);
+    } else {
+      // Behind every request the core forwarded before buffering (read off the ring before this).
+      this.#link.control(LINK_MIGRATE, actor);
+    }
+  }
+
+  /** Phase 4 done in the core: the buffer went where the actor is. */
+  #cleaned(actor: ActorId, buffered: number): void {
+    const migration = this.#migrating.get(actor);
+    if (migration === undefined) return;
+    this.#migrating.delete(actor);
+    const endMs = performance.now();
+    const record: LiveMigrationRecord = {
+      actor,
+      name: this.#name(actor),
+      from: migration.from,
+      to: migration.to,
+      trigger: migration.trigger,
+      stateBytes: migration.stateBytes,
+      bufferedRequests: buffered,
+      phasesMs: {
+        prepare: 0,
+        ready: migration.readyMs - migration.startedMs,
+        gone: migration.goneMs - migration.readyMs,
+        clean: endMs - migration.goneMs,
+      },
+    };
+    this.migrations.push(record);
+    const key = `${record.name}/${record.to}`;
+    const counted = this.migrationCounts.get(key);
+    if (counted === undefined) this.migrationCounts.set(key, { actor: record.name, to: record.to, count: 1 });
+    else counted.count++;
+    migration.done(record);
+  }
+
+  /** The state is on its new side (phase 3 done): the table says so; the core does phase 4. */
+  #gone(migration: MigrationState): void {
+    migration.goneMs = performance.now();
+    this.table.move(migration.actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
+    const out = this.#out.reset();
+    out.u8(IN_MOVED);
+    out.u32(migration.actor);
+    out.u8(migration.to === 'host' ? TO_HOST : TO_NIC);
+    this.#post(out.frame);
+  }
+
+  // ── the channel, from the host ───────────────────────────────────────────────────────────────
+
+  #onLink(kind: number, actor: ActorId, reader: FrameReader): void {
+    switch (kind) {
+      case LINK_REPLY: {
+        const origin = reader.origin();
+        const reply = reader.bytesField();
+        if (origin.kind === 'client') this.#replyThroughCore(actor, origin, reply, false);
+        break;
+      }
+      case LINK_ERROR: {
+        const origin = reader.origin();
+        this.#errorThroughCore(origin, actor, reader.text(1), reader.text(2));
+        break;
+      }
+      case LINK_REQUEST: {
+        const timerId = reader.u32();
+        const origin = reader.origin();
+        this.#arrive(actor, timerId, origin, reader.bytesField());
+        break;
+      }
+      case LINK_DONE: {
+        const execNs = reader.f64();
+        this.#hostHandlerNs += execNs;
+        this.#hostExecuted.set(actor, (this.#hostExecuted.get(actor) ?? 0) + 1);
+        const out = this.#out.reset();
+        out.u8(IN_HOST_DONE);
+        out.u32(actor);
+        out.f64(execNs);
+        this.#post(out.frame);
+        break;
+      }
+      case LINK_IMAGE:
+      case LINK_IMAGE_DMA:
+        this.#receiveImage(kind, actor, reader);
+        break;
+      case LINK_ADOPTED: {
+        const migration = this.#migrating.get(actor);
+        if (migration?.from !== 'nic') return;
+        this.domain.releaseHeap(actor);
+        this.#gone(migration);
+        break;
+      }
+      case LINK_STOP:
+        this.#deregister(actor, reader.text(2));
+        break;
+      default:
+        this.#drop('channel-unknown-message');
+    }
+  }
+
+  /** Leaving the host: the image arrives (its first bytes mark Ready); adopt it here. */
+  #receiveImage(kind: typeof LINK_IMAGE | typeof LINK_IMAGE_DMA, actor: ActorId, reader: FrameReader): void {
+    const migration = this.#migrating.get(actor);
+    const chunks = this.#link.imageChunks(kind, reader);
+    if (migration?.from !== 'host' || !chunks) {
+      this.#drop('stray-image');
+      return;
+    }
+    if (!migration.assembler) {
+      migration.readyMs = performance.now();
+      const exclusive = this.#options.definitions.get(actor)?.exclusive ?? true;
+      migration.assembler = new ImageAssembler(this.domain, actor, { exclusive });
+    }
+    const assembler = migration.assembler;
+    try {
+      for (const chunk of chunks) assembler.push(chunk);
+      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
+      assembler.finish();
+    } catch (error) {
+      // As NicController: nothing adopted, the host keeps the actor, its requests stay buffered.
+      assembler.abort();
+      migration.assembler = null;
+      this.#drop('corrupt-image');
+      process.stderr.write(`ipipe: migration of ${this.#name(actor)} failed: ${(error as Error).message}\n`);
+      return;
+    }
+    migration.stateBytes = assembler.receivedBytes;
+    migration.assembler = null;
+    this.#link.control(LINK_ADOPTED, actor);
+    this.#gone(migration);
+  }
+
+  #deregister(actor: ActorId, reason: string): void {
+    this.#deregistered.add(actor);
+    const out = this.#out.reset();
+    out.u8(IN_DEREGISTER);
+    out.u32(actor);
+    out.text(reason, 2);
+    this.#post(out.frame);
+  }
+
+  // ── the watchdog ─────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A handler on core 0 cannot be interrupted in its thread: past the limit the thread is
+   * terminated (closing the socket with it), the actor deregistered (here, on the host, and in the
+   * replacement core), and a replacement core binds the same port; the request that was running
+   * gets IPIPE_ERR_ACTOR_DEREGISTERED through it. Datagrams that arrive while the port is unbound
+   * are refused by the kernel (the client retransmits); the dedup cache dies with the thread.
+   */
+  #checkWatchdog(): void {
+    if (this.#replacing || this.#stopped) return;
+    const counters = this.#counters;
+    const sinceMs = counters[SLOT_RUNNING_SINCE_MS] as number;
+    if (sinceMs === 0 || wallNs() / 1e6 - sinceMs <= this.#options.watchdogMs) return;
+    void this.#replaceCore();
+  }
+
+  async #replaceCore(): Promise<void> {
+    const counters = this.#counters;
+    const old = this.#core;
+    if (old === undefined) return;
+    this.#replacing = true;
+    const actor = counters[SLOT_RUNNING_ACTOR] as ActorId;
+    const port = counters[SLOT_RUNNING_PORT] as number;
+    const running: ClientOrigin | undefined =
+      port === 0
+        ? undefined
+        : {
+            kind: 'client',
+            endpoint: { address: u32ToIpv4(counters[SLOT_RUNNING_ADDRESS] as number), port },
+            requestId: counters[SLOT_RUNNING_REQUEST] as number,
+          };
+    const clientId = counters[SLOT_RUNNING_CLIENT] as number;
+    const startedMs = performance.now();
+    this.replacedCores++;
+    this.#drop('watchdog');
+    const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
+    this.#deregistered.add(actor);
+    this.#link.stop(actor, reason);
+    await old.worker.terminate();
+    old.work.close();
+    old.results.close();
+    counters[SLOT_RUNNING_SINCE_MS] = 0;
+    counters[SLOT_HELD] = 0;
+    // Migrations under way lose their buffered requests with the thread (clients retransmit).
+    for (const migration of this.#migrating.values())
+      migration.fail(
+        new ConfigError(
+          'migrate',
+          `NIC core 0 was replaced during the migration of ${this.#name(migration.actor)}`,
+        ),
+      );
+    this.#migrating.clear();
+    let hello: SocketCoreHello | undefined;
+    for (let attempt = 0; attempt < REBIND_TRIES && !this.#stopped; attempt++) {
+      hello = await this.#spawn(this.#bound.port);
+      if (hello.kind === 'ready') break;
+      await new Promise((resolve) => setTimeout(resolve, REBIND_RETRY_MS));
+    }
+    this.#replacing = false;
+    if (hello?.kind !== 'ready') {
+      process.stderr.write(
+        `ipipe: NIC core 0 could not bind port ${this.#bound.port} again; the NIC domain is down\n`,
+      );
+      return;
+    }
+    const darkMs = performance.now() - startedMs;
+    process.stderr.write(
+      `ipipe: actor ${this.#name(actor)} deregistered (${reason}); NIC core 0 replaced, port dark ${darkMs.toFixed(0)} ms\n`,
+    );
+    this.lastReplacementDarkMs = darkMs;
+    this.#sendPending();
+    if (running !== undefined) {
+      this.#errorThroughCore(
+        running,
+        actor,
+        'IPIPE_ERR_ACTOR_DEREGISTERED',
+        `actor ${this.#name(actor)} was deregistered: ${reason}`,
+        clientId,
+      );
+    }
+  }
+
+  /** How long the port was unbound in the last core replacement (ms; 0 before any). */
+  lastReplacementDarkMs = 0;
+
+  #drop(reason: string): void {
+    this.#ownDrops.set(reason, (this.#ownDrops.get(reason) ?? 0) + 1);
+  }
+
+  #name(actor: ActorId): string {
+    return this.table.lookup(actor)?.name ?? String(actor);
+  }
+}
