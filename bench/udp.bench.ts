@@ -6,6 +6,9 @@
  *               checks, dedup, the hybrid scheduler, a NIC core (a worker thread) over its shared
  *               ring, the actor's codec and handler, and back — one NIC core, one host core, the
  *               actor kept on the NIC (migration off) so every request takes that path.
+ *   ipipe node, core 0 owns the socket  the same node started with `ingress: 'core'`: NIC core 0
+ *               (one worker thread) receives, checks, schedules, runs the echo actor inline and
+ *               answers; the main thread is on no request's path (docs/live-echo-path.md).
  *   ipipe echo  src/platform/live/net/echo-server.ts: every datagram fully validated (size, magic,
  *               version, length, CRC-32C over header + payload), the header rewritten into a reply
  *               in place and re-checksummed: the protocol alone, no runtime.
@@ -50,8 +53,8 @@ import {
 import { startAdminServer } from '../src/platform/live/node/admin-server.ts';
 import { LiveNode } from '../src/platform/live/node/live-node.ts';
 
-type ServerKind = 'node' | 'ipipe' | 'raw';
-const KINDS: readonly ServerKind[] = ['node', 'ipipe', 'raw'];
+type ServerKind = 'node' | 'node-core' | 'ipipe' | 'raw';
+const KINDS: readonly ServerKind[] = ['node', 'node-core', 'ipipe', 'raw'];
 
 /** Options of `runUdpBench`. */
 export interface UdpBenchOptions {
@@ -105,6 +108,10 @@ export interface UdpBenchResult {
   readonly nodeRatios: readonly number[];
   /** Median over rounds of (node server CPU per datagram / raw dgram's); the node's counts its worker threads. */
   readonly nodeCpuRatio: number;
+  /** The same three for the node with `ingress: 'core'` (NIC core 0 owns the socket). */
+  readonly nodeCoreRatio: number;
+  readonly nodeCoreRatios: readonly number[];
+  readonly nodeCoreCpuRatio: number;
   /** Median over rounds of (protocol echo server throughput / raw dgram throughput). */
   readonly throughputRatio: number;
   /** Each round's protocol-echo/raw throughput ratio. */
@@ -300,6 +307,7 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
   };
   const { throughput: ratios, cpu: cpuRatios } = ratiosOf('ipipe');
   const node = ratiosOf('node');
+  const nodeCore = ratiosOf('node-core');
   const method =
     `closed loop, ${settings.outstanding} outstanding, ${settings.payloadBytes} B payload, ` +
     `${rounds} rounds × ${settings.durationMs} ms measured after ${settings.warmupMs} ms warm-up per server, ` +
@@ -308,10 +316,18 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
     `, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`;
   return {
     runs,
-    median: { node: summary('node'), ipipe: summary('ipipe'), raw: summary('raw') },
+    median: {
+      node: summary('node'),
+      'node-core': summary('node-core'),
+      ipipe: summary('ipipe'),
+      raw: summary('raw'),
+    },
     nodeRatio: node.throughput.length > 0 ? median(node.throughput) : Number.NaN,
     nodeRatios: node.throughput,
     nodeCpuRatio: node.cpu.length > 0 ? median(node.cpu) : Number.NaN,
+    nodeCoreRatio: nodeCore.throughput.length > 0 ? median(nodeCore.throughput) : Number.NaN,
+    nodeCoreRatios: nodeCore.throughput,
+    nodeCoreCpuRatio: nodeCore.cpu.length > 0 ? median(nodeCore.cpu) : Number.NaN,
     throughputRatio: ratios.length > 0 ? median(ratios) : Number.NaN,
     throughputRatios: ratios,
     serverCpuRatio: cpuRatios.length > 0 ? median(cpuRatios) : Number.NaN,
@@ -322,20 +338,24 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
 
 function printResult(result: UdpBenchResult): void {
   const line = (name: string, s: UdpBenchSummary) =>
-    `${name.padEnd(24)}${String(Math.round(s.throughputPerSec)).padStart(10)}${s.p50Us.toFixed(1).padStart(10)}` +
+    `${name.padEnd(30)}${String(Math.round(s.throughputPerSec)).padStart(10)}${s.p50Us.toFixed(1).padStart(10)}` +
     `${s.p99Us.toFixed(1).padStart(10)}${s.serverCpuUsPerDatagram.toFixed(2).padStart(18)}`;
   const out = [
     `method: ${result.method}`,
     '',
-    `${'server (median)'.padEnd(24)}${'req/s'.padStart(10)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}` +
+    `${'server (median)'.padEnd(30)}${'req/s'.padStart(10)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}` +
       `${'server CPU µs/dg'.padStart(18)}`,
     line('ipipe node (echo actor)', result.median.node),
+    line('ipipe node, ingress core', result.median['node-core']),
     line('ipipe echo (protocol)', result.median.ipipe),
     line('raw node:dgram echo', result.median.raw),
     '',
     `echo vs raw dgram: ${result.nodeRatio.toFixed(2)}× (the live node's echo actor; throughput, median of ` +
       `per-round ratios; rounds ${result.nodeRatios.map((r) => r.toFixed(2)).join(', ')})`,
     `server CPU per datagram, node vs raw dgram: ${result.nodeCpuRatio.toFixed(2)}× (all the node's threads)`,
+    `echo vs raw dgram, ingress core: ${result.nodeCoreRatio.toFixed(2)}× (NIC core 0 owns the socket; rounds ` +
+      `${result.nodeCoreRatios.map((r) => r.toFixed(2)).join(', ')})`,
+    `server CPU per datagram, ingress core vs raw dgram: ${result.nodeCoreCpuRatio.toFixed(2)}× (all the node's threads)`,
     `protocol echo vs raw dgram: ${result.throughputRatio.toFixed(2)}× (rounds ` +
       `${result.throughputRatios.map((r) => r.toFixed(2)).join(', ')}); server CPU per datagram ` +
       `${result.serverCpuRatio.toFixed(2)}× (placement-independent: read this one when the throughput ratio swings)`,
@@ -374,7 +394,8 @@ async function startServer(kind: ServerKind): Promise<BenchServer> {
   }
   const node = await LiveNode.start({
     catalog: [{ id: actorId(1), name: 'echo', module: ECHO_MODULE, exportName: 'echo' }],
-    nicCores: Number(process.env['IPIPE_BENCH_NIC_CORES'] ?? 1),
+    ...(kind === 'node-core' ? { ingress: 'core' as const } : {}),
+    nicCores: kind === 'node-core' ? 1 : Number(process.env['IPIPE_BENCH_NIC_CORES'] ?? 1),
     hostCores: 1,
     placement: { echo: 'nic' },
     scheduler: {
@@ -435,7 +456,9 @@ async function clientRole(kind: ServerKind): Promise<void> {
     actor: 1,
     mode: { kind: 'closed', outstanding: Number(argument('--outstanding')) },
     // The node's echo actor takes a message of its codec; the echo servers take any bytes.
-    ...(kind === 'node' ? { makePayload: () => echoPayload } : { payloadBytes: Number(argument('--size')) }),
+    ...(kind === 'node' || kind === 'node-core'
+      ? { makePayload: () => echoPayload }
+      : { payloadBytes: Number(argument('--size')) }),
     durationMs: Number(argument('--duration')),
     warmupMs: Number(argument('--warmup')),
     seed: 1,
