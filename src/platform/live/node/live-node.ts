@@ -62,6 +62,12 @@ export interface LiveNodeOptions {
   readonly peers?: Readonly<Record<number, PeerEndpoint>>;
   /** Which thread owns the UDP socket (default 'controller'; see IngressMode). */
   readonly ingress?: IngressMode;
+  /**
+   * With ingress 'core': keep a warm spare core thread (imports done, idle) to take the port over
+   * when the watchdog stops core 0 — the port is dark ~30–60 ms instead of the ~1 s a fresh thread
+   * takes to start (default true). It costs a worker's start-up at node start and its memory.
+   */
+  readonly warmSpare?: boolean;
 }
 
 export interface LiveNodeStats {
@@ -134,7 +140,7 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
 
 interface Resolved {
   readonly options: Required<
-    Omit<LiveNodeOptions, 'placement' | 'scheduler' | 'policy' | 'peers' | 'ingress'>
+    Omit<LiveNodeOptions, 'placement' | 'scheduler' | 'policy' | 'peers' | 'ingress' | 'warmSpare'>
   > &
     LiveNodeOptions;
   readonly peers: ReadonlyMap<number, PeerEndpoint>;
@@ -258,6 +264,7 @@ function nicOptions(r: Resolved) {
     ringBytes: o.ringBytes,
     nodeId: o.nodeId,
     peers: r.peers,
+    warmSpare: o.warmSpare ?? true,
   };
 }
 

@@ -54,7 +54,7 @@ import type { CoreRingStats } from './domain-cores.ts';
 import type { LiveMigrationRecord } from './nic-controller.ts';
 import type { NicDomain } from './nic-domain.ts';
 import { RecentLog } from './recent-log.ts';
-import type { SocketCoreData, SocketCoreHello } from './socket-core.ts';
+import type { SocketCoreActivation, SocketCoreData, SocketCoreHello } from './socket-core.ts';
 import {
   IN_ARRIVE,
   IN_CLOSE,
@@ -108,6 +108,8 @@ export interface SocketCoreControllerOptions {
   readonly maxFrameBytes: number;
   readonly ringBytes: number;
   readonly nodeId: number;
+  /** Keep a warm spare core thread for the watchdog's replacement (LiveNodeOptions.warmSpare). */
+  readonly warmSpare: boolean;
 }
 
 interface MigrationState {
@@ -133,9 +135,37 @@ interface CoreThread {
 
 /** As NicController's: the last migrations and decisions /stats keeps. */
 const RECENT_ENTRIES = 256;
-/** The socket core's counters live in the worker: tried for this long to bind the port again (ms). */
-const REBIND_TRIES = 50;
-const REBIND_RETRY_MS = 20;
+/**
+ * Bind attempts of a replacement core (5 ms apart in the core: ~1 s), while the terminated
+ * thread's socket is being closed.
+ */
+const REBIND_TRIES = 200;
+
+/** The next message `worker` posts (rejects if it fails or exits first). */
+function nextMessage(worker: Worker): Promise<SocketCoreHello> {
+  return new Promise<SocketCoreHello>((resolve, reject) => {
+    const onMessage = (message: SocketCoreHello) => {
+      settle();
+      resolve(message);
+    };
+    const onError = (error: Error) => {
+      settle();
+      reject(error);
+    };
+    const onExit = (code: number) => {
+      settle();
+      reject(new Error(`NIC core 0 exited with ${code} while starting`));
+    };
+    const settle = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
 
 const CORE_BOOTSTRAP = fileURLToPath(new URL('./core-worker-bootstrap.mjs', import.meta.url));
 const CORE_ENTRY = new URL(
@@ -179,6 +209,8 @@ export class SocketCoreController implements NicDomain {
   readonly #decidedTriggers = new Map<ActorId, string>();
   readonly #deregistered = new Set<ActorId>();
   #core: CoreThread | undefined;
+  /** The warm spare (see `#startSpare`); `ready` once its imports are done. */
+  #spare: { readonly core: CoreThread; ready: boolean } | undefined;
   #bound: { address: string; port: number } = { address: '', port: 0 };
   /** Work items the core's ring had no room for, in order (never block: see `#post`). */
   readonly #pending: Uint8Array[] = [];
@@ -344,6 +376,13 @@ export class SocketCoreController implements NicDomain {
     this.#stopping = true;
     if (this.#watchdogTimer !== undefined) clearInterval(this.#watchdogTimer);
     if (this.#pendingRetry !== undefined) clearTimeout(this.#pendingRetry);
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (spare !== undefined) {
+      await spare.core.worker.terminate();
+      spare.core.work.close();
+      spare.core.results.close();
+    }
     const core = this.#core;
     if (core === undefined) return;
     this.#sendPending();
@@ -379,12 +418,16 @@ export class SocketCoreController implements NicDomain {
         ]);
       }
     }
-    const hello = await this.#spawn(o.port);
+    // Core 0 and the warm spare start together: the spare's start-up is over by the time the node
+    // serves (it would otherwise take CPU from the first requests).
+    const { core, first } = this.#newThread(this.#activation(o.port, 1));
+    const [hello] = await Promise.all([this.#serveWith(core, first), this.#startSpare()]);
     if (hello.kind !== 'ready') {
       await this.#stopCore();
       throw new ConfigError(
         'port',
-        `cannot listen on ${o.address}:${o.port} (${hello.message}); pick another port or stop what holds it`,
+        `cannot listen on ${o.address}:${o.port} (${hello.kind === 'bind-failed' ? hello.message : 'no socket'}); ` +
+          'pick another port or stop what holds it',
       );
     }
     this.#link.listen((kind, actor, reader) => this.#onLink(kind, actor, reader));
@@ -406,16 +449,24 @@ export class SocketCoreController implements NicDomain {
     this.#watchdogTimer.unref();
   }
 
-  /** Starts a core thread bound to `port` (0: any); resolves with its first message. */
-  async #spawn(port: number): Promise<SocketCoreHello> {
-    const o = this.#options;
-    const work = SpscRing.create({ capacityBytes: o.ringBytes, spinIterations: 0 });
-    const results = SpscRing.create({ capacityBytes: o.ringBytes, spinIterations: 0 });
+  /** What a core starts serving with: the node's state now. */
+  #activation(port: number, bindTries: number): SocketCoreActivation {
     const domains: [ActorId, Domain][] = [];
     for (const entry of this.table.values()) {
       if (entry.location.domain === 'nic' || entry.location.domain === 'host')
         domains.push([entry.id, entry.location.domain]);
     }
+    return { domains, deregistered: [...this.#deregistered], stopping: this.#stopping, port, bindTries };
+  }
+
+  /** Starts a core thread (with no activation: a warm spare); `first` is its first message. */
+  #newThread(activation: SocketCoreActivation | undefined): {
+    core: CoreThread;
+    first: Promise<SocketCoreHello>;
+  } {
+    const o = this.#options;
+    const work = SpscRing.create({ capacityBytes: o.ringBytes, spinIterations: 0 });
+    const results = SpscRing.create({ capacityBytes: o.ringBytes, spinIterations: 0 });
     const data: SocketCoreData = {
       entry: CORE_ENTRY,
       domainBuffer: this.domain.buffer as SharedArrayBuffer,
@@ -423,43 +474,68 @@ export class SocketCoreController implements NicDomain {
       resultRing: results.memory,
       counters: this.#countersBuffer,
       catalog: o.catalog,
-      domains,
-      deregistered: [...this.#deregistered],
       policy: o.policy,
       scheduler: o.scheduler,
-      port,
       address: o.address,
       maxFrameBytes: o.maxFrameBytes,
       ingressLimit: o.ingressLimit,
-      stopping: this.#stopping,
+      activation,
     };
-    const worker = new Worker(CORE_BOOTSTRAP, { workerData: data, name: 'ipipe-nic-core-0-socket' });
+    const worker = new Worker(CORE_BOOTSTRAP, {
+      workerData: data,
+      name: activation === undefined ? 'ipipe-nic-core-0-spare' : 'ipipe-nic-core-0',
+    });
+    worker.on('error', (error) => process.stderr.write(`ipipe: NIC core 0 failed: ${error.message}\n`));
     const core: CoreThread = {
       worker,
       work,
       results,
       exited: new Promise((resolve) => worker.once('exit', () => resolve())),
     };
+    return { core, first: nextMessage(worker) };
+  }
+
+  /** Makes `core` core 0 once it reports its socket bound; returns what it said. */
+  async #serveWith(core: CoreThread, hello: Promise<SocketCoreHello>): Promise<SocketCoreHello> {
     this.#core = core;
-    worker.on('error', (error) => process.stderr.write(`ipipe: NIC core 0 failed: ${error.message}\n`));
-    const hello = await new Promise<SocketCoreHello>((resolve, reject) => {
-      worker.once('message', (message: SocketCoreHello) => resolve(message));
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(`NIC core 0 exited with ${code} while starting`)));
-    });
-    if (hello.kind === 'ready') {
-      this.#bound = { address: hello.address, port: hello.port };
+    const said = await hello;
+    if (said.kind === 'ready') {
+      this.#bound = { address: said.address, port: said.port };
       void this.#pumpResults(core);
     }
-    return hello;
+    return said;
+  }
+
+  /**
+   * Starts the warm spare: a core thread with its imports done (~0.7–1 s of start-up here, the
+   * bulk of a replacement's delay), idle until the watchdog hands it the port.
+   */
+  #startSpare(): Promise<void> {
+    if (this.#stopped || !this.#options.warmSpare) return Promise.resolve();
+    const { core, first } = this.#newThread(undefined);
+    const spare = { core, ready: false };
+    this.#spare = spare;
+    return first.then(
+      (said) => {
+        spare.ready = said.kind === 'spare';
+      },
+      (error: unknown) => {
+        if (this.#spare === spare) this.#spare = undefined;
+        if (!this.#stopped)
+          process.stderr.write(`ipipe: the spare NIC core did not start: ${String(error)}\n`);
+      },
+    );
   }
 
   async #stopCore(): Promise<void> {
-    const core = this.#core;
-    if (!core) return;
-    await core.worker.terminate();
-    core.work.close();
-    core.results.close();
+    const threads = [this.#core, this.#spare?.core];
+    this.#spare = undefined;
+    for (const core of threads) {
+      if (!core) continue;
+      await core.worker.terminate();
+      core.work.close();
+      core.results.close();
+    }
   }
 
   // ── to the core ──────────────────────────────────────────────────────────────────────────────
@@ -471,11 +547,27 @@ export class SocketCoreController implements NicDomain {
   #post(item: Uint8Array): void {
     const core = this.#core;
     if (core !== undefined && !this.#replacing && this.#pending.length === 0 && core.work.tryWrite(item)) {
-      core.work.flush();
+      this.#flushSoon();
       return;
     }
     this.#pending.push(item.slice());
     this.#armPendingRetry();
+  }
+
+  #flushScheduled = false;
+  readonly #flushWork = (): void => {
+    this.#flushScheduled = false;
+    this.#core?.work.flush();
+  };
+
+  /**
+   * Publishes the work ring by the end of this event-loop turn: the host's replies drained from the
+   * channel in one go reach the core with one doorbell (each wakes the core's thread).
+   */
+  #flushSoon(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(this.#flushWork);
   }
 
   #sendPending(): void {
@@ -862,14 +954,29 @@ export class SocketCoreController implements NicDomain {
         ),
       );
     this.#migrating.clear();
-    let hello: SocketCoreHello | undefined;
-    for (let attempt = 0; attempt < REBIND_TRIES && !this.#stopped; attempt++) {
-      hello = await this.#spawn(this.#bound.port);
-      if (hello.kind === 'ready') break;
-      await new Promise((resolve) => setTimeout(resolve, REBIND_RETRY_MS));
+    // The warm spare takes over if it is ready (a postMessage and a bind); else a fresh thread
+    // (its whole start-up). Either retries the bind while the old socket is being closed.
+    const spare = this.#spare;
+    this.#spare = undefined;
+    const activation = this.#activation(this.#bound.port, REBIND_TRIES);
+    let hello: SocketCoreHello;
+    try {
+      if (spare?.ready === true) {
+        const said = nextMessage(spare.core.worker);
+        spare.core.worker.postMessage(activation);
+        hello = await this.#serveWith(spare.core, said);
+      } else {
+        if (spare !== undefined) void spare.core.worker.terminate();
+        const fresh = this.#newThread(activation);
+        hello = await this.#serveWith(fresh.core, fresh.first);
+      }
+    } catch (error) {
+      hello = { kind: 'bind-failed', message: String(error) };
     }
+    this.usedSpare = spare?.ready === true;
     this.#replacing = false;
-    if (hello?.kind !== 'ready') {
+    void this.#startSpare();
+    if (hello.kind !== 'ready') {
       process.stderr.write(
         `ipipe: NIC core 0 could not bind port ${this.#bound.port} again; the NIC domain is down\n`,
       );
@@ -894,6 +1001,8 @@ export class SocketCoreController implements NicDomain {
 
   /** How long the port was unbound in the last core replacement (ms; 0 before any). */
   lastReplacementDarkMs = 0;
+  /** Whether the last replacement was the warm spare (false: a thread started from scratch). */
+  usedSpare = false;
 
   #drop(reason: string): void {
     this.#ownDrops.set(reason, (this.#ownDrops.get(reason) ?? 0) + 1);

@@ -14,7 +14,7 @@
  * path and control messages only).
  */
 
-import { createSocket, type RemoteInfo } from 'node:dgram';
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { refOf } from '../../../actor/actor-ref.ts';
@@ -82,24 +82,39 @@ export interface SocketCoreData {
   readonly resultRing: RingMemory;
   readonly counters: SharedArrayBuffer;
   readonly catalog: readonly CatalogEntry[];
-  /** Where each of this node's actors runs now (a replacement core starts from the current map). */
-  readonly domains: readonly (readonly [ActorId, Domain])[];
-  /** Actors the node deregistered (a replacement core starts without them). */
-  readonly deregistered: readonly ActorId[];
   readonly policy: SchedulerPolicy;
   readonly scheduler: Partial<SchedulerSettings>;
-  readonly port: number;
   readonly address: string;
   readonly maxFrameBytes: number;
   readonly ingressLimit: number;
-  /** The node is stopping (a core replaced during `stop` refuses new requests too). */
-  readonly stopping: boolean;
+  /** How to start serving; undefined for a warm spare, which is sent it when it takes over. */
+  readonly activation: SocketCoreActivation | undefined;
 }
 
-/** The core's first message: the port it bound, or why it could not. */
+/**
+ * What a core needs to start serving. A warm spare (a core thread started beside core 0, its
+ * imports done, idle) gets it only when it replaces core 0, so it starts from the node's state then.
+ */
+export interface SocketCoreActivation {
+  /** Where each of this node's actors runs now. */
+  readonly domains: readonly (readonly [ActorId, Domain])[];
+  /** Actors the node deregistered (a replacement core starts without them). */
+  readonly deregistered: readonly ActorId[];
+  /** The node is stopping (a core replaced during `stop` refuses new requests too). */
+  readonly stopping: boolean;
+  readonly port: number;
+  /**
+   * Attempts to bind, BIND_RETRY_MS apart: 1 at start (a taken port fails at once), more for a
+   * replacement, which may find the terminated thread's socket not closed yet.
+   */
+  readonly bindTries: number;
+}
+
+/** The core's first message: the port it bound, or why it could not; a spare says it is ready. */
 export type SocketCoreHello =
   | { readonly kind: 'ready'; readonly address: string; readonly port: number }
-  | { readonly kind: 'bind-failed'; readonly message: string };
+  | { readonly kind: 'bind-failed'; readonly message: string }
+  | { readonly kind: 'spare' };
 
 const DEDUP_ENTRIES = 65_536;
 /** As NicController's: reply frames are cut from slabs (no ArrayBuffer per reply). */
@@ -107,6 +122,7 @@ const REPLY_SLAB_BYTES = 64 * 1024;
 /** Management tick while idle / busy (ms), as NicController's. */
 const MANAGE_IDLE_MS = 1;
 const MANAGE_BUSY_MS = 10;
+const BIND_RETRY_MS = 5;
 
 const data = workerData as SocketCoreData;
 const domain = DmoDomain.attach(data.domainBuffer);
@@ -126,13 +142,25 @@ data.catalog.forEach((entry, index) => {
 });
 const maxFrameBytes = data.maxFrameBytes;
 
+let activation = data.activation;
+if (activation === undefined) {
+  // A warm spare: the costly part of starting (tsx, the actor modules) is done; wait, idle in the
+  // event loop (no CPU), until told to take over.
+  activation = await new Promise<SocketCoreActivation>((resolve) => {
+    parentPort?.once('message', (message: SocketCoreActivation) => resolve(message));
+    const hello: SocketCoreHello = { kind: 'spare' };
+    parentPort?.postMessage(hello);
+  });
+}
+const start: SocketCoreActivation = activation;
+
 const scheduler = new HybridScheduler<LiveRequest>({
   cores: 1,
   policy: data.policy,
   settings: data.scheduler,
   nameOf: (id) => byId.get(id)?.entry.name ?? `actor ${id}`,
 });
-for (const [id, where] of data.domains) {
+for (const [id, where] of start.domains) {
   const known = byId.get(id);
   if (!known) continue;
   scheduler.addActor({
@@ -142,7 +170,7 @@ for (const [id, where] of data.domains) {
     domain: where,
   });
 }
-for (const id of data.deregistered) scheduler.removeActor(id);
+for (const id of start.deregistered) scheduler.removeActor(id);
 
 const log: ActorLogger = {
   debug() {},
@@ -163,9 +191,16 @@ function drop(reason: string, count = 1): void {
 
 // ── the socket and replies ─────────────────────────────────────────────────────────────────────
 
-const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22, lookup: literalLookup() });
+function newSocket(): Socket {
+  const socket = createSocket({ type: 'udp4', recvBufferSize: 1 << 22, lookup: literalLookup() });
+  socket.on('message', onDatagram);
+  socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
+  return socket;
+}
+
+let socket = newSocket();
 let socketClosed = false;
-let stopping = data.stopping;
+let stopping = start.stopping;
 const clients = new ClientDirectory();
 const dedup = new RequestDedup(DEDUP_ENTRIES);
 let replySlab = new Uint8Array(REPLY_SLAB_BYTES);
@@ -256,13 +291,27 @@ function errorToClient(origin: Origin, actor: ActorId, code: string, message: st
 
 const out = new FrameBuilder();
 
-function publish(flush = true): void {
+let flushScheduled = false;
+const flushResults = (): void => {
+  flushScheduled = false;
+  results.flush();
+};
+
+/**
+ * Writes `out` to the result ring. `soon`: published by the end of this event-loop turn (one
+ * doorbell for every record of the datagrams a poll phase delivered, not one per record: each
+ * wakes the controller's thread); otherwise with the next such flush or the management tick.
+ */
+function publish(soon = true): void {
   if (!results.tryWrite(out.frame)) {
     // The controller is behind: wait for room rather than lose a forward or a decision (the
     // controller never blocks on this core, so it will make room).
     results.write(out.frame);
   }
-  if (flush) results.flush();
+  if (soon && !flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flushResults);
+  }
 }
 
 function forward(request: LiveRequest): void {
@@ -648,18 +697,31 @@ function close(): void {
 
 // ── start ───────────────────────────────────────────────────────────────────────────────────────
 
-socket.on('message', onDatagram);
-socket.on('error', (error) => process.stderr.write(`ipipe: UDP socket error: ${error.message}\n`));
-try {
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(data.port, data.address, () => {
-      socket.off('error', reject);
-      resolve();
-    });
-  });
-} catch (error) {
-  const hello: SocketCoreHello = { kind: 'bind-failed', message: (error as Error).message };
+/** Binds `socket` (a fresh one per attempt); undefined when bound, else the last error's message. */
+async function bind(): Promise<string | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    const candidate = attempt === 1 ? socket : newSocket();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        candidate.once('error', reject);
+        candidate.bind(start.port, data.address, () => {
+          candidate.off('error', reject);
+          resolve();
+        });
+      });
+      socket = candidate;
+      return undefined;
+    } catch (error) {
+      candidate.close();
+      if (attempt >= start.bindTries) return (error as Error).message;
+      await new Promise((resolve) => setTimeout(resolve, BIND_RETRY_MS));
+    }
+  }
+}
+
+const bindFailure = await bind();
+if (bindFailure !== undefined) {
+  const hello: SocketCoreHello = { kind: 'bind-failed', message: bindFailure };
   parentPort?.postMessage(hello);
   process.exit(0);
 }

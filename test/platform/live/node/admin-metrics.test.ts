@@ -24,6 +24,7 @@ function sample(metrics: string, name: string, labels: string): number | undefin
 async function ledgerNodeWithAdmin(ingress: 'controller' | 'core' = 'controller') {
   const node = await LiveNode.start({
     ingress,
+    warmSpare: false, // only the watchdog needs it (socket-core.test.ts)
     catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
     nicCores: 1,
     hostCores: 1,

@@ -28,6 +28,7 @@ for (const ingress of ['controller', 'core'] as const)
   test(`ingress ${ingress}: a retransmitted request is answered from the cache and runs once; ids are per client`, async () => {
     const node = await LiveNode.start({
       ingress,
+      warmSpare: false, // only the watchdog needs it (socket-core.test.ts)
       catalog: [{ id: actorId(LEDGER), name: 'ledger', module: MODULE, exportName: 'ledger' }],
       nicCores: 1,
       hostCores: 1,

@@ -13,6 +13,7 @@ import { createSharedChannelPair } from '../../../../src/platform/live/channel/c
 import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
 import { isNetError } from '../../../../src/platform/live/net/errors.ts';
 import { LiveNode, startNicDomain } from '../../../../src/platform/live/node/live-node.ts';
+import { SocketCoreController } from '../../../../src/platform/live/node/socket-core-controller.ts';
 import { echo, ledger, runaway, staller } from './fixtures/actors.ts';
 
 const MODULE = new URL('./fixtures/actors.ts', import.meta.url).pathname;
@@ -21,6 +22,7 @@ const entry = (id: number, name: string) => ({ id: actorId(id), name, module: MO
 test('ingress core: echo answered by core 0; stats read from its shared counters', async () => {
   const node = await LiveNode.start({
     ingress: 'core',
+    warmSpare: false, // the watchdog test below runs with it
     catalog: [entry(1, 'echo')],
     hostCores: 1,
     scheduler: { enableMigration: false },
@@ -64,6 +66,7 @@ test('ingress core: echo answered by core 0; stats read from its shared counters
 test('ingress core: a host actor is answered through core 0, from the port the client talks to', async () => {
   const node = await LiveNode.start({
     ingress: 'core',
+    warmSpare: false, // the watchdog test below runs with it
     catalog: [entry(1, 'ledger'), entry(2, 'echo')],
     hostCores: 1,
     placement: { ledger: 'host' },
@@ -100,6 +103,7 @@ test('ingress core: a host actor is answered through core 0, from the port the c
 test("ingress core: the core's scheduler pushes a slow actor to the host; the controller carries it out", async () => {
   const node = await LiveNode.start({
     ingress: 'core',
+    warmSpare: false, // the watchdog test below runs with it
     catalog: [entry(1, 'staller')],
     hostCores: 1,
     // Thresholds far below a 2 ms handler: the first check after warm-up decides to push it.
@@ -150,7 +154,7 @@ test("ingress core: the core's scheduler pushes a slow actor to the host; the co
   }
 });
 
-test('ingress core: a runaway handler on core 0 is stopped; a new core serves the same port', async () => {
+test('ingress core: a runaway handler on core 0 is stopped; the warm spare serves the same port', async (t) => {
   const watchdogMs = 200;
   const node = await LiveNode.start({
     ingress: 'core',
@@ -175,8 +179,9 @@ test('ingress core: a runaway handler on core 0 is stopped; a new core serves th
     const tookMs = performance.now() - started;
     assert.ok(isNetError(spin, 'IPIPE_ERR_NET_REMOTE'), String(spin));
     assert.equal((spin as unknown as { remoteCode: string }).remoteCode, 'IPIPE_ERR_ACTOR_DEREGISTERED');
-    // The limit, then a fresh thread: its start-up and bind (~1 s here, see docs/live-echo-path.md).
-    assert.ok(tookMs >= watchdogMs && tookMs < watchdogMs + 5_000, `answered after ${tookMs.toFixed(0)} ms`);
+    // The limit, the check's period, then the spare's takeover (tens of ms; a loaded CI machine may
+    // stretch it, so the bound is loose — the spare's use is asserted below).
+    assert.ok(tookMs >= watchdogMs && tookMs < watchdogMs + 3_000, `answered after ${tookMs.toFixed(0)} ms`);
     assert.equal(node.address.port, port, 'the replacement bound the same port');
     const reply: { data: Uint8Array } = await client.call(1, echo.messages, echoReplies, {
       type: 'echo',
@@ -191,6 +196,9 @@ test('ingress core: a runaway handler on core 0 is stopped; a new core serves th
     const stats = node.stats();
     assert.equal(stats.watchdogKills, 1);
     assert.equal(stats.drops['watchdog'], 1);
+    assert.ok(node.nic instanceof SocketCoreController);
+    assert.ok(node.nic.usedSpare, 'the warm spare took the port over');
+    t.diagnostic(`port dark ${node.nic.lastReplacementDarkMs.toFixed(0)} ms (terminate, spare told, bound)`);
   } finally {
     await client.close();
     await node.stop();

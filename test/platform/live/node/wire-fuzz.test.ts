@@ -84,6 +84,7 @@ for (const ingress of ['controller', 'core'] as const)
   test(`ingress ${ingress}: bad datagrams are counted by reason and never stop the node from serving`, async () => {
     const node = await LiveNode.start({
       ingress,
+      warmSpare: false, // only the watchdog needs it (socket-core.test.ts)
       catalog: [{ id: actorId(ECHO), name: 'echo', module: MODULE, exportName: 'echo' }],
       nicCores: 1,
       hostCores: 1,
