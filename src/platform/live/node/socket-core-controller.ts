@@ -420,7 +420,7 @@ export class SocketCoreController implements NicDomain {
     }
     // Core 0 and the warm spare start together: the spare's start-up is over by the time the node
     // serves (it would otherwise take CPU from the first requests).
-    const { core, first } = this.#newThread(this.#activation(o.port, 1));
+    const { core, first } = this.#newThread(this.#activation(o.port, 1, false));
     const [hello] = await Promise.all([this.#serveWith(core, first), this.#startSpare()]);
     if (hello.kind !== 'ready') {
       await this.#stopCore();
@@ -450,13 +450,20 @@ export class SocketCoreController implements NicDomain {
   }
 
   /** What a core starts serving with: the node's state now. */
-  #activation(port: number, bindTries: number): SocketCoreActivation {
+  #activation(port: number, bindTries: number, rearmTimers: boolean): SocketCoreActivation {
     const domains: [ActorId, Domain][] = [];
     for (const entry of this.table.values()) {
       if (entry.location.domain === 'nic' || entry.location.domain === 'host')
         domains.push([entry.id, entry.location.domain]);
     }
-    return { domains, deregistered: [...this.#deregistered], stopping: this.#stopping, port, bindTries };
+    return {
+      domains,
+      deregistered: [...this.#deregistered],
+      stopping: this.#stopping,
+      port,
+      bindTries,
+      rearmTimers,
+    };
   }
 
   /** Starts a core thread (with no activation: a warm spare); `first` is its first message. */
@@ -958,7 +965,7 @@ export class SocketCoreController implements NicDomain {
     // (its whole start-up). Either retries the bind while the old socket is being closed.
     const spare = this.#spare;
     this.#spare = undefined;
-    const activation = this.#activation(this.#bound.port, REBIND_TRIES);
+    const activation = this.#activation(this.#bound.port, REBIND_TRIES, true);
     let hello: SocketCoreHello;
     try {
       if (spare?.ready === true) {

@@ -108,6 +108,11 @@ export interface SocketCoreActivation {
    * replacement, which may find the terminated thread's socket not closed yet.
    */
   readonly bindTries: number;
+  /**
+   * Re-arm the pending timers of the actors on the NIC (a replacement: the timers the old thread
+   * had armed died with it; each actor's timers are in its heap, DmoStateStore).
+   */
+  readonly rearmTimers: boolean;
 }
 
 /** The core's first message: the port it bound, or why it could not; a spare says it is ready. */
@@ -716,6 +721,14 @@ async function bind(): Promise<string | undefined> {
       if (attempt >= start.bindTries) return (error as Error).message;
       await new Promise((resolve) => setTimeout(resolve, BIND_RETRY_MS));
     }
+  }
+}
+
+if (start.rearmTimers) {
+  for (const [id, where] of start.domains) {
+    if (where !== 'nic' || scheduler.modeOf(id) === 'deregistered') continue;
+    const instance = instanceOf(id);
+    for (const timer of instance?.pendingTimers() ?? []) ports.armTimer(id, timer);
   }
 }
 

@@ -14,7 +14,7 @@ import { IpipeClient } from '../../../../src/platform/live/net/client.ts';
 import { isNetError } from '../../../../src/platform/live/net/errors.ts';
 import { LiveNode, startNicDomain } from '../../../../src/platform/live/node/live-node.ts';
 import { SocketCoreController } from '../../../../src/platform/live/node/socket-core-controller.ts';
-import { echo, ledger, runaway, staller } from './fixtures/actors.ts';
+import { echo, ledger, runaway, staller, ticker } from './fixtures/actors.ts';
 
 const MODULE = new URL('./fixtures/actors.ts', import.meta.url).pathname;
 const entry = (id: number, name: string) => ({ id: actorId(id), name, module: MODULE, exportName: name });
@@ -158,7 +158,7 @@ test('ingress core: a runaway handler on core 0 is stopped; the warm spare serve
   const watchdogMs = 200;
   const node = await LiveNode.start({
     ingress: 'core',
-    catalog: [entry(1, 'echo'), entry(2, 'runaway')],
+    catalog: [entry(1, 'echo'), entry(2, 'runaway'), entry(3, 'ticker')],
     hostCores: 1,
     watchdogMs,
     scheduler: { enableMigration: false, enableDowngrade: false },
@@ -171,6 +171,12 @@ test('ingress core: a runaway handler on core 0 is stopped; the warm spare serve
   try {
     const pong: { type: string } = await client.call(2, runaway.messages, runawayReplies, { type: 'ping' });
     assert.equal(pong.type, 'pong');
+    // A timer armed in core 0 must outlive its thread: the replacement re-arms it from the heap.
+    const tickerReplies = ticker.replies;
+    assert.ok(tickerReplies);
+    const ticks = async () =>
+      ((await client.call(3, ticker.messages, tickerReplies, { type: 'count' })) as { ticks: number }).ticks;
+    await client.call(3, ticker.messages, tickerReplies, { type: 'start', everyMs: 20 });
     const started = performance.now();
     const spin = await client.call(2, runaway.messages, runawayReplies, { type: 'spin' }).then(
       () => assert.fail('a spinning handler cannot answer'),
@@ -193,6 +199,9 @@ test('ingress core: a runaway handler on core 0 is stopped; the warm spare serve
       (error: unknown) => (error as { remoteCode?: string }).remoteCode,
     );
     assert.equal(after, 'IPIPE_ERR_ACTOR_DEREGISTERED', 'the runaway stays deregistered');
+    const ticksAfter = await ticks();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok((await ticks()) > ticksAfter, 'the ticker still ticks: its timer was re-armed');
     const stats = node.stats();
     assert.equal(stats.watchdogKills, 1);
     assert.equal(stats.drops['watchdog'], 1);
