@@ -214,6 +214,49 @@ test('ingress core: a runaway handler on core 0 is stopped; the warm spare serve
   }
 });
 
+test('ingress core: stop refuses new requests, drains those in flight (answered through core 0), then closes', async () => {
+  const node = await LiveNode.start({
+    ingress: 'core',
+    warmSpare: false,
+    catalog: [entry(1, 'staller')],
+    hostCores: 1,
+    placement: { staller: 'host' },
+    scheduler: { enableMigration: false },
+  });
+  const client = await IpipeClient.connect({
+    host: '127.0.0.1',
+    port: node.address.port,
+    timeoutMs: 3_000,
+    retries: 0,
+  });
+  const replies = staller.replies;
+  assert.ok(replies);
+  try {
+    // Four 100 ms handlers on one host core: ~400 ms of work in flight when stop begins.
+    const inFlight = [0, 1, 2, 3].map((id) =>
+      client.call(1, staller.messages, replies, { type: 'stall', id, ms: 100 }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const stopped = node.stop();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const late = await client.call(1, staller.messages, replies, { type: 'stall', id: 9, ms: 1 }).then(
+      () => 'answered',
+      (error: unknown) => (error as { remoteCode?: string }).remoteCode,
+    );
+    assert.equal(late, 'IPIPE_ERR_NODE_STOPPED', 'a request after stop began is refused');
+    const answered = (await Promise.all(inFlight)) as { id: number }[];
+    assert.deepEqual(
+      answered.map((r) => r.id),
+      [0, 1, 2, 3],
+      'the requests in flight were drained and answered',
+    );
+    await stopped;
+  } finally {
+    await client.close();
+    await node.stop();
+  }
+});
+
 test('ingress core refuses at start what it does not support, saying what to do', async () => {
   const catalog = [entry(1, 'echo')];
   await assert.rejects(
