@@ -14,16 +14,13 @@ const ECHO = new URL('../../examples/echo.ts', import.meta.url).pathname;
 
 interface Banner {
   readonly udp: { readonly port: number };
-  readonly ingress: string;
   readonly actors: readonly { readonly id: number; readonly name: string; readonly domain: string }[];
 }
 
-async function startNode(
-  extra: readonly string[] = ['--nic-cores', '1'],
-): Promise<{ child: ChildProcess; banner: Banner; stderr: () => string }> {
+async function startNode(): Promise<{ child: ChildProcess; banner: Banner; stderr: () => string }> {
   const child = spawn(
     process.execPath,
-    [BIN, 'run', ECHO, '--port', '0', '--host-cores', '1', '--json', ...extra],
+    [BIN, 'run', ECHO, '--port', '0', '--nic-cores', '1', '--host-cores', '1', '--json'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -81,22 +78,3 @@ for (const [signal, expected] of [
     }
   });
 }
-
-test('ipipe run --ingress core: NIC core 0 owns the socket and serves; SIGTERM exits 0', {
-  timeout: 60_000,
-}, async () => {
-  // No --nic-cores: with --ingress core the default is the one core the mode runs.
-  const { child, banner, stderr } = await startNode(['--ingress', 'core']);
-  try {
-    assert.equal(banner.ingress, 'core');
-    const actor = banner.actors.find((a) => a.name === 'echo');
-    assert.ok(actor, 'the banner lists the echo actor');
-    assert.deepEqual([...(await echoOnce(banner.udp.port, actor.id))], [1, 2, 3]);
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    const [code] = (await exited) as [number | null];
-    assert.equal(code, 0, stderr());
-  } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
-});

@@ -91,11 +91,3 @@ test('a module whose actors come from another copy of the actor API gets the lik
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-test('--ingress core with several NIC cores is refused at start with what to do, exit 2', async () => {
-  const port = await freeUdpPort();
-  const run = ipipe('run', ECHO, '--port', String(port), '--ingress', 'core', '--nic-cores', '2');
-  assert.equal(run.code, 2, `exit ${run.code}\n${run.stderr}`);
-  assert.match(run.stderr, /not supported with ingress 'core'.*use 1 NIC core/);
-  noStack(run.stderr);
-});

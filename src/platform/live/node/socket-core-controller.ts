@@ -698,6 +698,7 @@ export class SocketCoreController implements NicDomain {
         const reason = reader.text(2);
         const migration = this.#migrating.get(actor);
         this.#migrating.delete(actor);
+        this.#decidedTriggers.delete(actor);
         migration?.fail(new ConfigError('migrate', `actor ${this.#name(actor)} cannot migrate: ${reason}`));
         break;
       }
