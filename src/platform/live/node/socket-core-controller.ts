@@ -199,7 +199,10 @@ export class SocketCoreController implements NicDomain {
   readonly #link: ChannelLink;
   readonly #counters: Float64Array;
   readonly #countersBuffer: SharedArrayBuffer;
-  /** Counts of a core thread that was replaced (its block is reused, so carried over here). */
+  /**
+   * Host executions by actor and their handler time, counted here from the channel (the core's
+   * block counts the NIC side; a replacement core keeps writing into the same block).
+   */
   readonly #hostExecuted = new Map<ActorId, number>();
   #hostHandlerNs = 0;
   /** Drops counted here rather than in the core (images, the channel, the watchdog). */

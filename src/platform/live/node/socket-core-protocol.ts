@@ -8,8 +8,9 @@
  *
  *   work (controller → core):
  *     IN_REPLY     [20][actor u32][kind u8: 0 reply, 1 error][client id u32][origin…][len u32][body]
- *                  a host actor's answer (client id 0: the core looks it up by endpoint): the core frames it, caches it for dedup, sends it from
- *                  the node's port (a client's socket is connected: only that port may answer)
+ *                  a host actor's answer (client id 0: the core looks it up by endpoint): the core
+ *                  frames it, caches it for dedup, sends it from the node's port (a client's socket
+ *                  is connected: only that port may answer)
  *     IN_ARRIVE    [21][actor u32][timer id u32][origin…][len u32][message]  a message for an actor
  *                  here (from the host, or an init output); timer id ≠ 0 fires that timer
  *     IN_HOST_DONE [22][actor u32][exec ns f64]   a host execution, for the scheduler's pull check
