@@ -86,6 +86,7 @@ import {
   SLOT_RUNNING_PORT,
   SLOT_RUNNING_REQUEST,
   SLOT_RUNNING_SINCE_MS,
+  SLOT_WORK_CONSUMED,
   SOCKET_CORE_DROP_REASONS,
   socketCoreSlots,
   TO_HOST,
@@ -116,7 +117,12 @@ interface MigrationState {
   readonly actor: ActorId;
   readonly from: Domain;
   readonly to: Domain;
-  readonly trigger: string;
+  /** The scheduler's trigger when its own decision prepared this (a forced move joined to it). */
+  trigger: string;
+  /** Its IN_PREPARE's number (0: the core's own decision); OUT_PREPARED/OUT_REFUSED echo it. */
+  readonly sequence: number;
+  /** OUT_PREPARED seen: the core buffers the actor; a refusal no longer applies to this one. */
+  prepared: boolean;
   readonly startedMs: number;
   readyMs: number;
   goneMs: number;
@@ -131,6 +137,19 @@ interface CoreThread {
   readonly work: SpscRing;
   readonly results: SpscRing;
   readonly exited: Promise<void>;
+}
+
+/**
+ * Host requests in flight whose client id the controller keeps (the oldest forgotten past it: its
+ * reply then goes out with the id the core's directory has for the endpoint, as before).
+ */
+const CLIENT_IDS_KEPT = 65_536;
+
+/** Work items a killed core had not taken that its replacement gets (the rest die with it). */
+const SALVAGED_KINDS: ReadonlySet<number> = new Set([IN_REPLY, IN_ARRIVE, IN_HOST_DONE, IN_DEREGISTER]);
+
+function originKey(origin: ClientOrigin): string {
+  return `${origin.endpoint.address}:${origin.endpoint.port}/${origin.requestId}`;
 }
 
 /** As NicController's: the last migrations and decisions /stats keeps. */
@@ -208,8 +227,14 @@ export class SocketCoreController implements NicDomain {
   /** Drops counted here rather than in the core (images, the channel, the watchdog). */
   readonly #ownDrops = new Map<string, number>();
   readonly #migrating = new Map<ActorId, MigrationState>();
-  /** Triggers of the core's own migrate decisions, until its OUT_PREPARED arrives. */
-  readonly #decidedTriggers = new Map<ActorId, string>();
+  /**
+   * The core's own migrate decisions, until its OUT_PREPARED (or OUT_REFUSED) arrives: the
+   * observer sees each only then, once the migration's state exists (as NicController#apply), so a
+   * migrate() it calls finds the actor migrating.
+   */
+  readonly #decidedMigrations = new Map<ActorId, Decision>();
+  /** The last IN_PREPARE number given out (0 is the core's own decisions). */
+  #prepareSequence = 0;
   readonly #deregistered = new Set<ActorId>();
   #core: CoreThread | undefined;
   /** The warm spare (see `#startSpare`); `ready` once its imports are done. */
@@ -217,6 +242,15 @@ export class SocketCoreController implements NicDomain {
   #bound: { address: string; port: number } = { address: '', port: 0 };
   /** Work items the core's ring had no room for, in order (never block: see `#post`). */
   readonly #pending: Uint8Array[] = [];
+  /**
+   * Copies of the items written to the current core's ring that it may not have taken yet: item
+   * `#writtenBase + i` is `#written[i]`; those below the core's SLOT_WORK_CONSUMED are dropped as
+   * the count moves. A killed core's untaken host replies and messages go to its replacement.
+   */
+  #written: Uint8Array[] = [];
+  #writtenBase = 0;
+  /** The client id of each host request in flight, by its origin (see `#replyThroughCore`). */
+  readonly #clientIds = new Map<string, number>();
   #pendingRetry: NodeJS.Timeout | undefined;
   readonly #out = new FrameBuilder();
   readonly #reader = new FrameReader();
@@ -359,11 +393,14 @@ export class SocketCoreController implements NicDomain {
         );
         return;
       }
-      this.#beginMigration(actor, current, to, trigger, resolve, reject);
+      this.#prepareSequence = (this.#prepareSequence % 0xffff_fffe) + 1;
+      const sequence = this.#prepareSequence;
+      this.#beginMigration(actor, current, to, trigger, sequence, resolve, reject);
       const out = this.#out.reset();
       out.u8(IN_PREPARE);
       out.u32(actor);
       out.u8(to === 'host' ? TO_HOST : TO_NIC);
+      out.u32(sequence);
       this.#post(out.frame);
     });
   }
@@ -556,12 +593,40 @@ export class SocketCoreController implements NicDomain {
    */
   #post(item: Uint8Array): void {
     const core = this.#core;
-    if (core !== undefined && !this.#replacing && this.#pending.length === 0 && core.work.tryWrite(item)) {
+    if (core !== undefined && !this.#replacing && this.#pending.length === 0 && this.#write(core, item)) {
       this.#flushSoon();
       return;
     }
     this.#pending.push(item.slice());
     this.#armPendingRetry();
+  }
+
+  /** Writes `item` to `core`'s ring, keeping a copy until the core has taken it (`#written`). */
+  #write(core: CoreThread, item: Uint8Array): boolean {
+    if (!core.work.tryWrite(item)) return false;
+    const consumed = this.#counters[SLOT_WORK_CONSUMED] as number;
+    if (consumed > this.#writtenBase) {
+      const taken = Math.min(consumed - this.#writtenBase, this.#written.length);
+      this.#written.splice(0, taken);
+      this.#writtenBase += taken;
+    }
+    this.#written.push(item.slice());
+    return true;
+  }
+
+  /**
+   * After the core was terminated: the items it never took, in order, ahead of what waits in
+   * `#pending` (host replies, messages for its actors, host executions, deregistrations; a
+   * migration's items are not: the replacement ends those itself).
+   */
+  #salvageWork(): void {
+    const consumed = this.#counters[SLOT_WORK_CONSUMED] as number;
+    const untaken = this.#written.slice(Math.max(0, consumed - this.#writtenBase));
+    this.#written = [];
+    this.#writtenBase = 0;
+    this.#counters[SLOT_WORK_CONSUMED] = 0;
+    const salvaged = untaken.filter((item) => SALVAGED_KINDS.has(item[0] as number));
+    if (salvaged.length > 0) this.#pending.unshift(...salvaged);
   }
 
   #flushScheduled = false;
@@ -584,7 +649,7 @@ export class SocketCoreController implements NicDomain {
     const core = this.#core;
     if (core === undefined || this.#replacing) return;
     let sent = 0;
-    while (sent < this.#pending.length && core.work.tryWrite(this.#pending[sent] as Uint8Array)) sent++;
+    while (sent < this.#pending.length && this.#write(core, this.#pending[sent] as Uint8Array)) sent++;
     if (sent > 0) {
       this.#pending.splice(0, sent);
       core.work.flush();
@@ -676,10 +741,15 @@ export class SocketCoreController implements NicDomain {
       case OUT_FORWARD: {
         const actor = reader.u32() as ActorId;
         const timerId = reader.u32();
+        const clientId = reader.u32();
         const origin = reader.origin();
         const payload = reader.bytesField();
-        if (reader.ok) this.#link.request(actor, timerId, origin, payload);
-        else this.#drop('malformed-result');
+        if (!reader.ok) {
+          this.#drop('malformed-result');
+          break;
+        }
+        if (clientId !== 0 && origin.kind === 'client') this.#keepClientId(origin, clientId);
+        this.#link.request(actor, timerId, origin, payload);
         break;
       }
       case OUT_LATENCY: {
@@ -693,16 +763,14 @@ export class SocketCoreController implements NicDomain {
         break;
       case OUT_PREPARED: {
         const actor = reader.u32() as ActorId;
-        this.#prepared(actor, reader.u8() === TO_HOST ? 'host' : 'nic');
+        const to: Domain = reader.u8() === TO_HOST ? 'host' : 'nic';
+        this.#prepared(actor, to, reader.u32());
         break;
       }
       case OUT_REFUSED: {
         const actor = reader.u32() as ActorId;
-        const reason = reader.text(2);
-        const migration = this.#migrating.get(actor);
-        this.#migrating.delete(actor);
-        this.#decidedTriggers.delete(actor);
-        migration?.fail(new ConfigError('migrate', `actor ${this.#name(actor)} cannot migrate: ${reason}`));
+        const sequence = reader.u32();
+        this.#refused(actor, sequence, reader.text(2));
         break;
       }
       case OUT_MOVED: {
@@ -716,9 +784,31 @@ export class SocketCoreController implements NicDomain {
     }
   }
 
+  #keepClientId(origin: ClientOrigin, clientId: number): void {
+    const ids = this.#clientIds;
+    if (ids.size >= CLIENT_IDS_KEPT) {
+      const oldest = ids.keys().next();
+      if (oldest.done !== true) ids.delete(oldest.value);
+    }
+    ids.set(originKey(origin), clientId);
+  }
+
+  /** The client id a host request came with (0: unknown; the core looks it up by endpoint). */
+  #takeClientId(origin: ClientOrigin): number {
+    const key = originKey(origin);
+    const clientId = this.#clientIds.get(key) ?? 0;
+    this.#clientIds.delete(key);
+    return clientId;
+  }
+
   #decided(decision: Decision): void {
     this.decisions.push(decision);
-    if (decision.kind === 'migrate') this.#decidedTriggers.set(decision.actor, decision.trigger);
+    // Its OUT_PREPARED or OUT_REFUSED follows at once; the observer hears of it then.
+    if (decision.kind === 'migrate') this.#decidedMigrations.set(decision.actor, decision);
+    else this.#observe(decision);
+  }
+
+  #observe(decision: Decision): void {
     const observe = this.onDecision;
     if (observe === undefined) return;
     try {
@@ -733,6 +823,7 @@ export class SocketCoreController implements NicDomain {
     from: Domain,
     to: Domain,
     trigger: string,
+    sequence: number,
     done: (record: LiveMigrationRecord) => void,
     fail: (error: Error) => void,
   ): MigrationState {
@@ -741,6 +832,8 @@ export class SocketCoreController implements NicDomain {
       from,
       to,
       trigger,
+      sequence,
+      prepared: false,
       startedMs: performance.now(),
       readyMs: -1,
       goneMs: -1,
@@ -753,22 +846,36 @@ export class SocketCoreController implements NicDomain {
     return migration;
   }
 
-  /** The core's scheduler buffers the actor: Ready for an actor leaving the NIC; LINK_MIGRATE else. */
-  #prepared(actor: ActorId, to: Domain): void {
+  /**
+   * The core's scheduler buffers the actor: Ready for an actor leaving the NIC; LINK_MIGRATE else.
+   * `sequence` 0 is the core's own decision. A forced migrate() whose IN_PREPARE is still on its
+   * way (it will be refused: "already migrating") finds its state taken over by this one: the
+   * caller's promise settles with the migration that actually runs.
+   */
+  #prepared(actor: ActorId, to: Domain, sequence: number): void {
+    const decision = sequence === 0 ? this.#decidedMigrations.get(actor) : undefined;
+    if (sequence === 0) this.#decidedMigrations.delete(actor);
+    const trigger = decision?.kind === 'migrate' ? decision.trigger : 'scheduler';
     let migration = this.#migrating.get(actor);
+    if (migration?.prepared === true || (migration !== undefined && migration.to !== to)) {
+      // Cannot happen while the core refuses a second prepare; never run one migration twice.
+      this.#drop('stray-prepared');
+      return;
+    }
     if (migration === undefined) {
       // The core's own decision: it prepared at once, as NicController does on a decision.
-      const trigger = this.#decidedTriggers.get(actor) ?? 'scheduler';
       migration = this.#beginMigration(
         actor,
         to === 'host' ? 'nic' : 'host',
         to,
         trigger,
+        0,
         () => {},
         () => {},
       );
-    }
-    this.#decidedTriggers.delete(actor);
+    } else if (sequence === 0) migration.trigger = trigger;
+    migration.prepared = true;
+    if (decision !== undefined) this.#observe(decision);
     if (migration.from === 'nic') {
       migration.readyMs = performance.now();
       const heap = this.domain.heapOf(actor);
@@ -778,6 +885,23 @@ export class SocketCoreController implements NicDomain {
       // Behind every request the core forwarded before buffering (read off the ring before this).
       this.#link.control(LINK_MIGRATE, actor);
     }
+  }
+
+  /**
+   * An IN_PREPARE (or the core's own decision, `sequence` 0) the core could not start. It fails
+   * only the migration that asked, and only before it was prepared: a forced move refused because
+   * the core's own migration of the actor runs already has been joined to that one (`#prepared`).
+   */
+  #refused(actor: ActorId, sequence: number, reason: string): void {
+    if (sequence === 0) {
+      const decision = this.#decidedMigrations.get(actor);
+      this.#decidedMigrations.delete(actor);
+      if (decision !== undefined) this.#observe(decision);
+    }
+    const migration = this.#migrating.get(actor);
+    if (migration === undefined || migration.sequence !== sequence || migration.prepared) return;
+    this.#migrating.delete(actor);
+    migration.fail(new ConfigError('migrate', `actor ${this.#name(actor)} cannot migrate: ${reason}`));
   }
 
   /** Phase 4 done in the core: the buffer went where the actor is. */
@@ -827,12 +951,16 @@ export class SocketCoreController implements NicDomain {
       case LINK_REPLY: {
         const origin = reader.origin();
         const reply = reader.bytesField();
-        if (origin.kind === 'client') this.#replyThroughCore(actor, origin, reply, false);
+        // With the request's own client id: a replacement core's directory does not know the
+        // client yet, and a reply with the wrong id is dropped by the client, which retransmits.
+        if (origin.kind === 'client')
+          this.#replyThroughCore(actor, origin, reply, false, this.#takeClientId(origin));
         break;
       }
       case LINK_ERROR: {
         const origin = reader.origin();
-        this.#errorThroughCore(origin, actor, reader.text(1), reader.text(2));
+        const clientId = origin.kind === 'client' ? this.#takeClientId(origin) : 0;
+        this.#errorThroughCore(origin, actor, reader.text(1), reader.text(2), clientId);
         break;
       }
       case LINK_REQUEST: {
@@ -954,6 +1082,7 @@ export class SocketCoreController implements NicDomain {
     await old.worker.terminate();
     old.work.close();
     old.results.close();
+    this.#salvageWork();
     counters[SLOT_RUNNING_SINCE_MS] = 0;
     counters[SLOT_HELD] = 0;
     // Migrations under way lose their buffered requests with the thread (clients retransmit).

@@ -14,17 +14,21 @@
  *     IN_ARRIVE    [21][actor u32][timer id u32][origin…][len u32][message]  a message for an actor
  *                  here (from the host, or an init output); timer id ≠ 0 fires that timer
  *     IN_HOST_DONE [22][actor u32][exec ns f64]   a host execution, for the scheduler's pull check
- *     IN_PREPARE   [23][actor u32][to u8]         migration phase 1: buffer the actor's requests
+ *     IN_PREPARE   [23][actor u32][to u8][seq u32]  migration phase 1: buffer the actor's requests
+ *                  (seq ≥ 1 numbers the controller's request; the answer echoes it)
  *     IN_MOVED     [24][actor u32][to u8]         the state moved: hand over or run the buffer
  *     IN_DEREGISTER[25][actor u32][reason, u16 text]
  *     IN_STOPPING  [26]                           refuse new requests (IPIPE_ERR_NODE_STOPPED)
  *     IN_CLOSE     [27]                           close the socket and end the thread
  *   result (core → controller), one record each:
- *     OUT_FORWARD  [10][actor u32][timer id u32][origin…][len u32][message]  for a host actor
+ *     OUT_FORWARD  [10][actor u32][timer id u32][client id u32][origin…][len u32][message]  for a
+ *                  host actor (client id: the request's client, 0 if none; its IN_REPLY carries it)
  *     OUT_DECISION [11][decision, u16 JSON text]  a scheduler decision (rare: JSON is fine)
- *     OUT_PREPARED [12][actor u32][to u8]         the scheduler buffers the actor now; nothing of
- *                                                 it runs here (handlers run to completion inline)
- *     OUT_REFUSED  [13][actor u32][reason, u16 text]  an IN_PREPARE that cannot start
+ *     OUT_PREPARED [12][actor u32][to u8][seq u32]  the scheduler buffers the actor now; nothing
+ *                                                 of it runs here (handlers run to completion inline);
+ *                                                 seq: the IN_PREPARE's, 0 for the core's own decision
+ *     OUT_REFUSED  [13][actor u32][seq u32][reason, u16 text]  a prepare that cannot start (seq as
+ *                                                 OUT_PREPARED's: a refusal fails only its own migration)
  *     OUT_MOVED    [14][actor u32][to u8][buffered u32]  IN_MOVED done (buffer forwarded or queued)
  *     OUT_LATENCY  [15][actor u32][seconds f64]   a reply's latency, only while metrics are on
  *
@@ -80,6 +84,11 @@ export const SLOT_RUNNING_PORT = 11;
 export const SLOT_METRICS_ON = 12;
 /** NIC cores in the DRR role (0 or 1: core 0 is the only one), refreshed by the management tick. */
 export const SLOT_DRR_CORES = 13;
+/**
+ * Work items the core has taken from its ring, counted after each took effect (the controller
+ * zeroes it before a replacement core starts): what a killed core never read is re-posted.
+ */
+export const SLOT_WORK_CONSUMED = 14;
 /** First slot of the drop counters, one per SOCKET_CORE_DROP_REASONS entry. */
 export const SLOT_DROPS = 16;
 

@@ -71,6 +71,7 @@ import {
   SLOT_RUNNING_PORT,
   SLOT_RUNNING_REQUEST,
   SLOT_RUNNING_SINCE_MS,
+  SLOT_WORK_CONSUMED,
   TO_HOST,
   TO_NIC,
 } from './socket-core-protocol.ts';
@@ -324,6 +325,8 @@ function forward(request: LiveRequest): void {
   out.u8(OUT_FORWARD);
   out.u32(request.actor);
   out.u32(request.timerId);
+  // The host's reply comes back with it (IN_REPLY): a replacement core's directory is empty.
+  out.u32(request.client?.clientId ?? 0);
   out.origin(request.origin);
   out.bytesField(request.payload);
   publish();
@@ -346,26 +349,37 @@ function decided(decisions: readonly Decision[]): void {
     publish();
     // The scheduler lives here, so Prepare is taken here too, at once, as NicController takes it
     // on the decision; the controller carries out the rest.
-    if (decision.kind === 'migrate') prepare(decision.actor, decision.to);
+    if (decision.kind === 'migrate') prepare(decision.actor, decision.to, 0);
   }
 }
 
-/** Phase 1 here: the actor's requests are buffered from now on; tells the controller. */
-function prepare(actor: ActorId, to: Domain): void {
+/**
+ * Phase 1 here: the actor's requests are buffered from now on; tells the controller. `sequence`
+ * is the controller's IN_PREPARE number (0: this core's own decision), echoed so that a refusal
+ * fails only the migration that asked (a forced move racing this core's own decision must not
+ * fail the one already under way).
+ */
+function prepare(actor: ActorId, to: Domain, sequence: number): void {
   let refused: string | undefined;
   try {
-    scheduler.prepareMigration(actor, to, wallNs());
+    const mode = scheduler.modeOf(actor);
+    // The scheduler's own words ("scheduler misuse: …") are for its callers, not for an operator.
+    if (mode === 'migrating') refused = 'already migrating';
+    else if (mode === 'deregistered') refused = 'deregistered';
+    else scheduler.prepareMigration(actor, to, wallNs());
   } catch (error) {
-    refused = error instanceof Error ? error.message : String(error);
+    refused = error instanceof Error ? error.message.replace(/^scheduler misuse: /, '') : String(error);
   }
   out.reset();
   if (refused === undefined) {
     out.u8(OUT_PREPARED);
     out.u32(actor);
     out.u8(to === 'host' ? TO_HOST : TO_NIC);
+    out.u32(sequence);
   } else {
     out.u8(OUT_REFUSED);
     out.u32(actor);
+    out.u32(sequence);
     out.text(refused, 2);
   }
   publish();
@@ -585,7 +599,8 @@ function onWork(start: number, end: number): boolean {
     }
     case IN_PREPARE: {
       const actor = reader.u32() as ActorId;
-      prepare(actor, reader.u8() === TO_HOST ? 'host' : 'nic');
+      const to: Domain = reader.u8() === TO_HOST ? 'host' : 'nic';
+      prepare(actor, to, reader.u32());
       break;
     }
     case IN_MOVED: {
@@ -662,6 +677,9 @@ async function watchWork(): Promise<void> {
     }
     const keepGoing = onWork(work.peekOffset, work.peekOffset + length);
     work.consume();
+    // Counted after the item took effect: if the watchdog kills this thread, the controller re-posts
+    // every item past this count to the replacement (the ring's head is published lazily: no use).
+    counters[SLOT_WORK_CONSUMED]! += 1;
     if (!keepGoing) {
       close();
       return;
