@@ -496,9 +496,12 @@ export class SocketCoreController implements NicDomain {
       if (entry.location.domain === 'nic' || entry.location.domain === 'host')
         domains.push([entry.id, entry.location.domain]);
     }
+    const migrating: [ActorId, Domain][] = [];
+    for (const migration of this.#migrating.values()) migrating.push([migration.actor, migration.to]);
     return {
       domains,
       deregistered: [...this.#deregistered],
+      migrating,
       stopping: this.#stopping,
       port,
       bindTries,
@@ -1085,15 +1088,7 @@ export class SocketCoreController implements NicDomain {
     this.#salvageWork();
     counters[SLOT_RUNNING_SINCE_MS] = 0;
     counters[SLOT_HELD] = 0;
-    // Migrations under way lose their buffered requests with the thread (clients retransmit).
-    for (const migration of this.#migrating.values())
-      migration.fail(
-        new ConfigError(
-          'migrate',
-          `NIC core 0 was replaced during the migration of ${this.#name(migration.actor)}`,
-        ),
-      );
-    this.#migrating.clear();
+    this.#settleMigrations();
     // The warm spare takes over if it is ready (a postMessage and a bind); else a fresh thread
     // (its whole start-up). Either retries the bind while the old socket is being closed.
     const spare = this.#spare;
@@ -1136,6 +1131,35 @@ export class SocketCoreController implements NicDomain {
         `actor ${this.#name(actor)} was deregistered: ${reason}`,
         clientId,
       );
+    }
+  }
+
+  /**
+   * Before a replacement core is activated, each migration by its phase (the requests the killed
+   * core buffered die with it; clients retransmit):
+   *   - not prepared (no OUT_PREPARED read): nothing left this side; the actor stays where the
+   *     table says, the migration fails;
+   *   - prepared, state not yet adopted (the image or LINK_MIGRATE is on its way): it goes on; the
+   *     replacement buffers the actor from its start (SocketCoreActivation.migrating), and the
+   *     adoption (LINK_ADOPTED, or the host's image) moves the table and sends IN_MOVED as usual.
+   *     Leaving it to fail instead left the host "leaving" with its image dropped as stray, or the
+   *     heap on both sides;
+   *   - adopted (IN_MOVED posted): the table already says where the actor is; done, nothing buffered.
+   */
+  #settleMigrations(): void {
+    this.#decidedMigrations.clear();
+    for (const migration of [...this.#migrating.values()]) {
+      if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
+      else if (!migration.prepared) {
+        this.#migrating.delete(migration.actor);
+        migration.fail(
+          new ConfigError(
+            'migrate',
+            `NIC core 0 was replaced before the migration of ${this.#name(migration.actor)} started; ` +
+              'the actor stays where it was: migrate it again',
+          ),
+        );
+      }
     }
   }
 

@@ -101,6 +101,12 @@ export interface SocketCoreActivation {
   readonly domains: readonly (readonly [ActorId, Domain])[];
   /** Actors the node deregistered (a replacement core starts without them). */
   readonly deregistered: readonly ActorId[];
+  /**
+   * Migrations that outlive the core they began on (a replacement): the controller had sent the
+   * image or LINK_MIGRATE, so the actor's requests are buffered here from the start, as in phase 1,
+   * until IN_MOVED.
+   */
+  readonly migrating: readonly (readonly [ActorId, Domain])[];
   /** The node is stopping (a core replaced during `stop` refuses new requests too). */
   readonly stopping: boolean;
   readonly port: number;
@@ -177,6 +183,9 @@ for (const [id, where] of start.domains) {
   });
 }
 for (const id of start.deregistered) scheduler.removeActor(id);
+for (const [id, to] of start.migrating) {
+  if (byId.has(id) && scheduler.modeOf(id) !== 'deregistered') scheduler.prepareMigration(id, to, wallNs());
+}
 
 const log: ActorLogger = {
   debug() {},
@@ -744,7 +753,9 @@ async function bind(): Promise<string | undefined> {
 
 if (start.rearmTimers) {
   for (const [id, where] of start.domains) {
-    if (where !== 'nic' || scheduler.modeOf(id) === 'deregistered') continue;
+    // A migrating actor's timers are re-armed wherever its heap is adopted.
+    if (where !== 'nic' || scheduler.modeOf(id) === 'deregistered' || scheduler.modeOf(id) === 'migrating')
+      continue;
     const instance = instanceOf(id);
     for (const timer of instance?.pendingTimers() ?? []) ports.armTimer(id, timer);
   }
