@@ -137,6 +137,8 @@ interface CoreThread {
   readonly work: SpscRing;
   readonly results: SpscRing;
   readonly exited: Promise<void>;
+  /** It said 'ready' (bound the port and serves): an exit from then on is a death to repair. */
+  serving: boolean;
 }
 
 /**
@@ -257,6 +259,10 @@ export class SocketCoreController implements NicDomain {
   #onReplyLatency: ((actor: ActorId, seconds: number) => void) | undefined;
   #watchdogTimer: NodeJS.Timeout | undefined;
   #replacing = false;
+  /** The replacement under way (`stop` waits for it, then closes the core it started). */
+  #replacement: Promise<void> | undefined;
+  /** Result records whose handling threw (each skipped; the pump goes on). */
+  failedResults = 0;
   #stopping = false;
   #stopped = false;
 
@@ -415,6 +421,8 @@ export class SocketCoreController implements NicDomain {
     this.#stopped = true;
     this.#stopping = true;
     if (this.#watchdogTimer !== undefined) clearInterval(this.#watchdogTimer);
+    // A replacement under way ends (or gives up) first: the core it started is the one to close.
+    if (this.#replacement !== undefined) await this.#replacement;
     if (this.#pendingRetry !== undefined) clearTimeout(this.#pendingRetry);
     const spare = this.#spare;
     this.#spare = undefined;
@@ -541,7 +549,9 @@ export class SocketCoreController implements NicDomain {
       work,
       results,
       exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+      serving: false,
     };
+    worker.once('exit', (code) => this.#onExit(core, code));
     return { core, first: nextMessage(worker) };
   }
 
@@ -550,6 +560,7 @@ export class SocketCoreController implements NicDomain {
     this.#core = core;
     const said = await hello;
     if (said.kind === 'ready') {
+      core.serving = true;
       this.#bound = { address: said.address, port: said.port };
       void this.#pumpResults(core);
     }
@@ -731,6 +742,11 @@ export class SocketCoreController implements NicDomain {
       reader.resetWindow(core.results.bytes, at, at + length);
       try {
         this.#onResult(reader);
+      } catch (error) {
+        // One bad record must not end the pump (every later result would be lost): skip it.
+        this.failedResults++;
+        this.#drop('failed-result');
+        process.stderr.write(`ipipe: a result from NIC core 0 could not be handled: ${String(error)}\n`);
       } finally {
         core.results.consume();
       }
@@ -1057,14 +1073,34 @@ export class SocketCoreController implements NicDomain {
     const counters = this.#counters;
     const sinceMs = counters[SLOT_RUNNING_SINCE_MS] as number;
     if (sinceMs === 0 || wallNs() / 1e6 - sinceMs <= this.#options.watchdogMs) return;
-    void this.#replaceCore();
+    this.#replacement = this.#replaceCore(undefined);
   }
 
-  async #replaceCore(): Promise<void> {
+  /** Core 0 ended by itself (an uncaught exception, process.exit in a handler): replace it too. */
+  #onExit(core: CoreThread, code: number): void {
+    if (core !== this.#core || !core.serving || this.#replacing || this.#stopped) return;
+    this.#replacement = this.#replaceCore(code);
+  }
+
+  /**
+   * `exitCode` undefined: the watchdog's (the running actor is deregistered, its request answered
+   * with an error); a number: the thread ended by itself with that code (nothing deregistered).
+   */
+  async #replaceCore(exitCode: number | undefined): Promise<void> {
+    try {
+      await this.#replaceCoreNow(exitCode);
+    } finally {
+      this.#replacement = undefined;
+    }
+  }
+
+  async #replaceCoreNow(exitCode: number | undefined): Promise<void> {
     const counters = this.#counters;
     const old = this.#core;
     if (old === undefined) return;
     this.#replacing = true;
+    old.serving = false;
+    const byWatchdog = exitCode === undefined;
     const actor = counters[SLOT_RUNNING_ACTOR] as ActorId;
     const port = counters[SLOT_RUNNING_PORT] as number;
     const running: ClientOrigin | undefined =
@@ -1078,14 +1114,21 @@ export class SocketCoreController implements NicDomain {
     const clientId = counters[SLOT_RUNNING_CLIENT] as number;
     const startedMs = performance.now();
     this.replacedCores++;
-    this.#drop('watchdog');
+    this.#drop(byWatchdog ? 'watchdog' : 'core-exited');
     const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
-    this.#deregistered.add(actor);
-    this.#link.stop(actor, reason);
+    if (byWatchdog) {
+      this.#deregistered.add(actor);
+      this.#link.stop(actor, reason);
+    }
     await old.worker.terminate();
     old.work.close();
     old.results.close();
     this.#salvageWork();
+    if (this.#stopped) {
+      // stop() came while the thread was ending: no replacement to start (stop waits for this).
+      this.#replacing = false;
+      return;
+    }
     counters[SLOT_RUNNING_SINCE_MS] = 0;
     counters[SLOT_HELD] = 0;
     this.#settleMigrations();
@@ -1119,11 +1162,13 @@ export class SocketCoreController implements NicDomain {
     }
     const darkMs = performance.now() - startedMs;
     process.stderr.write(
-      `ipipe: actor ${this.#name(actor)} deregistered (${reason}); NIC core 0 replaced, port dark ${darkMs.toFixed(0)} ms\n`,
+      byWatchdog
+        ? `ipipe: actor ${this.#name(actor)} deregistered (${reason}); NIC core 0 replaced, port dark ${darkMs.toFixed(0)} ms\n`
+        : `ipipe: NIC core 0 exited unexpectedly (code ${exitCode}); replaced, port dark ${darkMs.toFixed(0)} ms\n`,
     );
     this.lastReplacementDarkMs = darkMs;
     this.#sendPending();
-    if (running !== undefined) {
+    if (byWatchdog && running !== undefined) {
       this.#errorThroughCore(
         running,
         actor,
