@@ -77,3 +77,19 @@ test('--ingress core with several NIC cores is refused at start with what to do,
   assert.match(run.stderr, /not supported with ingress 'core'.*use 1 NIC core/);
   assert.doesNotMatch(run.stderr, /\n\s+at /, `a stack trace:\n${run.stderr}`);
 });
+
+test('ipipe node --role host --ingress core is refused as a usage error, exit 2', () => {
+  const run = runIpipe([
+    'node',
+    ECHO,
+    '--role',
+    'host',
+    '--channel',
+    'tcp://127.0.0.1:1',
+    '--ingress',
+    'core',
+  ]);
+  assert.equal(run.code, 2, `exit ${run.code}\n${run.stderr}`);
+  assert.match(run.stderr, /--ingress core is for the NIC domain \(--role nic\)/);
+  assert.doesNotMatch(run.stderr, /\n\s+at /, `a stack trace:\n${run.stderr}`);
+});

@@ -237,6 +237,12 @@ export function parseChannelAddress(value: string): { host: string; port: number
 
 export async function nodeRoleCommand(options: NodeRoleOptions): Promise<number> {
   if (options.module === undefined) throw new UsageError('ipipe node needs the module whose actors it hosts');
+  if (options.role === 'host' && options.ingress === 'core') {
+    // The host domain owns no socket: the option belongs to the NIC side, where it would be lost.
+    throw new UsageError(
+      '--ingress core is for the NIC domain (--role nic), which owns the UDP socket; drop it from --role host',
+    );
+  }
   const catalog = await catalogOf(options.module);
   const live = nodeOptions(options, catalog);
   if (options.role === 'nic') {
