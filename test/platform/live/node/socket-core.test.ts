@@ -174,7 +174,12 @@ test('ingress core: stop refuses new requests, drains those in flight (answered 
     const inFlight = [0, 1, 2, 3].map((id) =>
       client.call(1, staller.messages, replies, { type: 'stall', id, ms: 100 }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Not a fixed sleep (a loaded machine may be slower): stop once all four reached core 0 and the
+    // refusal of new requests is in force once IN_STOPPING was posted (stop posts it at once).
+    for (const deadline = performance.now() + 5_000; node.stats().requests < 4; ) {
+      if (performance.now() > deadline) assert.fail('the four requests never reached core 0');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
     const stopped = node.stop();
     await new Promise((resolve) => setTimeout(resolve, 30));
     const late = await client.call(1, staller.messages, replies, { type: 'stall', id: 9, ms: 1 }).then(
