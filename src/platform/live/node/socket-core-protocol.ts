@@ -89,6 +89,13 @@ export const SLOT_DRR_CORES = 13;
  * zeroes it before a replacement core starts): what a killed core never read is re-posted.
  */
 export const SLOT_WORK_CONSUMED = 14;
+/**
+ * A seqlock over the RUNNING_* slots (which are plain Float64 stores): odd while the core writes
+ * them at a handler's start, even otherwise, +2 at each handler's end. The watchdog reads it before
+ * and after reading them and acts only on an even, unchanged value; after killing the thread it
+ * deregisters the actor only if the value is still the one it read (the same handler ran on).
+ */
+export const SLOT_RUNNING_GENERATION = 15;
 /** First slot of the drop counters, one per SOCKET_CORE_DROP_REASONS entry. */
 export const SLOT_DROPS = 16;
 

@@ -68,6 +68,7 @@ import {
   SLOT_RUNNING_ACTOR,
   SLOT_RUNNING_ADDRESS,
   SLOT_RUNNING_CLIENT,
+  SLOT_RUNNING_GENERATION,
   SLOT_RUNNING_PORT,
   SLOT_RUNNING_REQUEST,
   SLOT_RUNNING_SINCE_MS,
@@ -320,8 +321,13 @@ const flushResults = (): void => {
 function publish(soon = true): void {
   if (!results.tryWrite(out.frame)) {
     // The controller is behind: wait for room rather than lose a forward or a decision (the
-    // controller never blocks on this core, so it will make room).
+    // controller never blocks on this core, so it will make room). A handler blocked here (its
+    // reply's latency record) waits for the controller, not runs away: its watchdog clock stops.
+    const sinceMs = counters[SLOT_RUNNING_SINCE_MS] as number;
+    counters[SLOT_RUNNING_SINCE_MS] = 0;
+    const blockedMs = performance.now();
     results.write(out.frame);
+    if (sinceMs !== 0) counters[SLOT_RUNNING_SINCE_MS] = sinceMs + (performance.now() - blockedMs);
   }
   if (soon && !flushScheduled) {
     flushScheduled = true;
@@ -457,6 +463,7 @@ function run(request: LiveRequest): void {
   const origin = request.origin;
   const startedMs = performance.now();
   // What the controller's watchdog needs to answer this request if the thread has to be killed.
+  counters[SLOT_RUNNING_GENERATION]! += 1; // odd: being written
   if (origin.kind === 'client') {
     counters[SLOT_RUNNING_REQUEST] = origin.requestId;
     counters[SLOT_RUNNING_CLIENT] = request.client?.clientId ?? 0;
@@ -465,6 +472,7 @@ function run(request: LiveRequest): void {
   } else counters[SLOT_RUNNING_PORT] = 0;
   counters[SLOT_RUNNING_ACTOR] = actor;
   counters[SLOT_RUNNING_SINCE_MS] = wallNsAt(startedMs) / 1e6;
+  counters[SLOT_RUNNING_GENERATION]! += 1;
   // Counted before the handler runs: its reply leaves from inside it, and whoever has the reply
   // in hand and reads the stats must find the execution counted (a failed handler counts too).
   const known = byId.get(actor);
@@ -494,6 +502,7 @@ function run(request: LiveRequest): void {
   } finally {
     running = undefined;
     counters[SLOT_RUNNING_SINCE_MS] = 0;
+    counters[SLOT_RUNNING_GENERATION]! += 2;
   }
   const endMs = performance.now();
   const ranNs = (endMs - startedMs) * 1e6;
