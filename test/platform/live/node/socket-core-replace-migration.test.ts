@@ -15,7 +15,9 @@ import { runaway, staller } from './fixtures/actors.ts';
 const MODULE = new URL('./fixtures/actors.ts', import.meta.url).pathname;
 const entry = (id: number, name: string) => ({ id: actorId(id), name, module: MODULE, exportName: name });
 
-test('ingress core: a host -> NIC migration under way survives a core replacement', async () => {
+test('ingress core: a host -> NIC migration under way survives a core replacement', {
+  timeout: 25_000,
+}, async () => {
   const node = await LiveNode.start({
     ingress: 'core',
     catalog: [entry(1, 'staller'), entry(2, 'runaway')],
@@ -44,13 +46,19 @@ test('ingress core: a host -> NIC migration under way survives a core replacemen
     while (node.stats().requests < 6 && performance.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 2));
     assert.equal(node.stats().requests, 6, 'the four slow requests reached core 0');
+    // The controller has read the five forwards (staller 0-4): the next result record it reads is
+    // the core's OUT_PREPARED, on which it sends LINK_MIGRATE. The watchdog must fire after that.
+    const resultsRead = () => node.nic.ringStats()[0]?.results ?? 0;
+    while (resultsRead() < 5 && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    assert.equal(resultsRead(), 5, 'the five forwards were read');
     const moving = node.migrate(actorId(1), 'nic').then(
       (record) => `moved to ${record.to}`,
       (error: unknown) => `rejected: ${(error as Error).message}`,
     );
-    while (node.domainOf(actorId(1)) !== 'migrating' && performance.now() < deadline)
+    while (resultsRead() < 6 && performance.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 2));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(resultsRead(), 6, 'OUT_PREPARED was read: LINK_MIGRATE is on its way to the host');
     const spin = await client.call(2, runaway.messages, runawayReplies, { type: 'spin' }).then(
       () => 'answered',
       (error: unknown) => (error as { remoteCode?: string }).remoteCode,
