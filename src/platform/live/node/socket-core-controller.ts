@@ -1240,6 +1240,10 @@ export class SocketCoreController implements NicDomain {
    */
   #settleMigrations(): void {
     this.#decidedMigrations.clear();
+    // The IN_PREPAREs still waiting here belong to migrations failed below: the replacement must
+    // not start them (it would buffer an actor whose caller was told it stays where it was).
+    for (let i = this.#pending.length - 1; i >= 0; i--)
+      if (this.#pending[i]?.[0] === IN_PREPARE) this.#pending.splice(i, 1);
     for (const migration of [...this.#migrating.values()]) {
       if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
       else if (!migration.prepared) {
