@@ -22,7 +22,9 @@ async function until(check: () => boolean, what: string, timeoutMs = 5_000): Pro
   }
 }
 
-test('ingress core: a core 0 that exits by itself is replaced and serves again', async () => {
+test('ingress core: a core 0 that exits by itself is replaced and serves again', {
+  timeout: 25_000,
+}, async () => {
   const node = await LiveNode.start({
     ingress: 'core',
     catalog: [entry(1, 'echo'), entry(2, 'exiter')],
@@ -54,7 +56,9 @@ test('ingress core: a core 0 that exits by itself is replaced and serves again',
   }
 });
 
-test('ingress core: stop() during a watchdog replacement leaves no core serving the port', async () => {
+test('ingress core: stop() during a watchdog replacement leaves no core serving the port', {
+  timeout: 25_000,
+}, async () => {
   const node = await LiveNode.start({
     ingress: 'core',
     catalog: [entry(1, 'runaway')],

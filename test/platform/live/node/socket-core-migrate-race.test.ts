@@ -13,7 +13,9 @@ import { staller } from './fixtures/actors.ts';
 
 const MODULE = new URL('./fixtures/actors.ts', import.meta.url).pathname;
 
-test('ingress core: a forced migrate() from the decision observer does not wedge the actor', async () => {
+test('ingress core: a forced migrate() from the decision observer does not wedge the actor', {
+  timeout: 25_000,
+}, async () => {
   const node = await LiveNode.start({
     ingress: 'core',
     warmSpare: false,

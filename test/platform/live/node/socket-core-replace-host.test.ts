@@ -14,7 +14,9 @@ import { runaway, staller } from './fixtures/actors.ts';
 const MODULE = new URL('./fixtures/actors.ts', import.meta.url).pathname;
 const entry = (id: number, name: string) => ({ id: actorId(id), name, module: MODULE, exportName: name });
 
-test('ingress core: host requests in flight across a core replacement run once and are answered', async () => {
+test('ingress core: host requests in flight across a core replacement run once and are answered', {
+  timeout: 25_000,
+}, async () => {
   const node = await LiveNode.start({
     ingress: 'core',
     catalog: [entry(1, 'staller'), entry(2, 'runaway')],
