@@ -75,6 +75,7 @@ import {
   SLOT_DUPLICATES,
   SLOT_ERROR_REPLIES,
   SLOT_EXECUTED,
+  SLOT_FORWARDS,
   SLOT_HANDLER_NS,
   SLOT_HELD,
   SLOT_METRICS_ON,
@@ -261,6 +262,14 @@ export class SocketCoreController implements NicDomain {
    */
   #written: Uint8Array[] = [];
   #writtenBase = 0;
+  /** OUT_FORWARDs read from the core (the core counts those it wrote: SLOT_FORWARDS). */
+  #forwardsRead = 0;
+  /**
+   * Requests handed to the host and not yet finished there (LINK_DONE, LINK_ERROR, or sent back
+   * as LINK_REQUEST). A host actor's own message to a NIC actor counts down too (it cannot be
+   * told from a request sent back), so this may read low, never high: kept at 0 or more.
+   */
+  #hostInFlight = 0;
   /** The client id of each host request in flight, by its origin (see `#replyThroughCore`). */
   readonly #clientIds = new Map<string, number>();
   #pendingRetry: NodeJS.Timeout | undefined;
@@ -351,14 +360,21 @@ export class SocketCoreController implements NicDomain {
   }
 
   /**
-   * Nothing held in the core (as of its last tick), no migration and no work (a host reply)
-   * waiting to reach it: what `LiveNode.stop` drains for. Results not yet read are not counted:
-   * testing the result ring here kept a drain from ever ending (not understood; see
-   * docs/live-echo-path.md, known wrong).
+   * What `LiveNode.stop` drains for: nothing held in the core (as of its last tick), no migration,
+   * every request the core forwarded read here and finished on the host (the host looks idle while
+   * a forward is still in the core's result ring, unflushed, or in the channel), and every work
+   * item — the host's replies — delivered to the core and taken by it (IN_CLOSE must not overtake
+   * them).
    */
   get idle(): boolean {
+    const counters = this.#counters;
     return (
-      (this.#counters[SLOT_HELD] as number) === 0 && this.#migrating.size === 0 && this.#pending.length === 0
+      (counters[SLOT_HELD] as number) === 0 &&
+      this.#migrating.size === 0 &&
+      (counters[SLOT_FORWARDS] as number) === this.#forwardsRead &&
+      this.#hostInFlight === 0 &&
+      this.#pending.length === 0 &&
+      (counters[SLOT_WORK_CONSUMED] as number) >= this.#writtenBase + this.#written.length
     );
   }
 
@@ -797,6 +813,8 @@ export class SocketCoreController implements NicDomain {
           break;
         }
         if (clientId !== 0 && origin.kind === 'client') this.#keepClientId(origin, clientId);
+        this.#forwardsRead++;
+        this.#hostInFlight++;
         this.#link.request(actor, timerId, origin, payload);
         break;
       }
@@ -1006,18 +1024,21 @@ export class SocketCoreController implements NicDomain {
         break;
       }
       case LINK_ERROR: {
+        this.#hostFinished();
         const origin = reader.origin();
         const clientId = origin.kind === 'client' ? this.#takeClientId(origin) : 0;
         this.#errorThroughCore(origin, actor, reader.text(1), reader.text(2), clientId);
         break;
       }
       case LINK_REQUEST: {
+        this.#hostFinished();
         const timerId = reader.u32();
         const origin = reader.origin();
         this.#arrive(actor, timerId, origin, reader.bytesField());
         break;
       }
       case LINK_DONE: {
+        this.#hostFinished();
         const execNs = reader.f64();
         this.#hostHandlerNs += execNs;
         this.#hostExecuted.set(actor, (this.#hostExecuted.get(actor) ?? 0) + 1);
@@ -1077,6 +1098,10 @@ export class SocketCoreController implements NicDomain {
     migration.assembler = null;
     this.#link.control(LINK_ADOPTED, actor);
     this.#gone(migration);
+  }
+
+  #hostFinished(): void {
+    if (this.#hostInFlight > 0) this.#hostInFlight--;
   }
 
   #deregister(actor: ActorId, reason: string): void {
@@ -1166,6 +1191,8 @@ export class SocketCoreController implements NicDomain {
     }
     old.work.close();
     old.results.close();
+    // Forwards left unread in the dead core's result ring are lost (their clients retransmit).
+    this.#forwardsRead = counters[SLOT_FORWARDS] as number;
     this.#salvageWork();
     if (this.#stopped) {
       // stop() came while the thread was ending: no replacement to start (stop waits for this).

@@ -96,8 +96,10 @@ export const SLOT_WORK_CONSUMED = 14;
  * deregisters the actor only if the value is still the one it read (the same handler ran on).
  */
 export const SLOT_RUNNING_GENERATION = 15;
+/** Requests the core wrote to the controller as OUT_FORWARD (for the host), ever. */
+export const SLOT_FORWARDS = 16;
 /** First slot of the drop counters, one per SOCKET_CORE_DROP_REASONS entry. */
-export const SLOT_DROPS = 16;
+export const SLOT_DROPS = 17;
 
 /**
  * Reasons the core drops a datagram or request for, each a counter slot. The wire's reasons and

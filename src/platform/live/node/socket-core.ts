@@ -60,6 +60,7 @@ import {
   SLOT_DUPLICATES,
   SLOT_ERROR_REPLIES,
   SLOT_EXECUTED,
+  SLOT_FORWARDS,
   SLOT_HANDLER_NS,
   SLOT_HELD,
   SLOT_METRICS_ON,
@@ -345,6 +346,7 @@ function forward(request: LiveRequest): void {
   out.origin(request.origin);
   out.bytesField(request.payload);
   publish();
+  counters[SLOT_FORWARDS]! += 1;
 }
 
 function noteLatency(actor: ActorId, seconds: number): void {

@@ -152,16 +152,7 @@ test("ingress core: the core's scheduler pushes a slow actor to the host; the co
   }
 });
 
-// todo, not skip: it runs and reports, but does not fail the file. On this machine (2026-11-23,
-// load ~2-4) it failed 2 runs in 3 at the branch's base (0c0e35f) as after the review's fixes: the
-// host runs all four, but core 0 takes none of the later IN_REPLYs from its work ring (ring stats
-// show them written, flushed and not consumed for 100 ms and more) until stop's IN_CLOSE. A core
-// that stops taking work while its socket still answers; not understood yet (the work ring's
-// Atomics.waitAsync wake-up in the worker is the first suspect, but a tick-driven drain did not
-// help). docs/live-echo-path.md, known wrong.
-test('ingress core: stop refuses new requests, drains those in flight (answered through core 0), then closes', {
-  todo: 'core 0 stops taking host replies from its work ring near stop (see above)',
-}, async () => {
+test('ingress core: stop refuses new requests, drains those in flight (answered through core 0), then closes', async () => {
   const node = await LiveNode.start({
     ingress: 'core',
     warmSpare: false,
