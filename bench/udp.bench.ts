@@ -6,6 +6,9 @@
  *               checks, dedup, the hybrid scheduler, a NIC core (a worker thread) over its shared
  *               ring, the actor's codec and handler, and back — one NIC core, one host core, the
  *               actor kept on the NIC (migration off) so every request takes that path.
+ *   ipipe node, core 0 owns the socket  the same node started with `ingress: 'core'`: NIC core 0
+ *               (one worker thread) receives, checks, schedules, runs the echo actor inline and
+ *               answers; the main thread is on no request's path (docs/live-echo-path.md).
  *   ipipe echo  src/platform/live/net/echo-server.ts: every datagram fully validated (size, magic,
  *               version, length, CRC-32C over header + payload), the header rewritten into a reply
  *               in place and re-checksummed: the protocol alone, no runtime.
@@ -23,7 +26,8 @@
  * per-round throughput ratios.
  *
  * Two figures that do not depend on who was the bottleneck or where the VM put the vCPUs:
- *   - server CPU µs per datagram (user + system, from the server's first datagram on), and its
+ *   - server CPU µs per datagram (user + system, from the server's first datagram on, and again
+ *     from the end of the client's warm-up on, without the JIT's first compilations), and its
  *     ratio: the throughput ratio swings with the client and with neighbours on a shared 2-vCPU
  *     VM, the CPU cost per datagram much less;
  *   - the protocol work alone (validate + CRC-32C + re-seal into a reply), timed in-process with
@@ -50,8 +54,8 @@ import {
 import { startAdminServer } from '../src/platform/live/node/admin-server.ts';
 import { LiveNode } from '../src/platform/live/node/live-node.ts';
 
-type ServerKind = 'node' | 'ipipe' | 'raw';
-const KINDS: readonly ServerKind[] = ['node', 'ipipe', 'raw'];
+type ServerKind = 'node' | 'node-core' | 'ipipe' | 'raw';
+const KINDS: readonly ServerKind[] = ['node', 'node-core', 'ipipe', 'raw'];
 
 /** Options of `runUdpBench`. */
 export interface UdpBenchOptions {
@@ -85,6 +89,12 @@ export interface UdpBenchRun {
    * throughput, this does not depend on whether the client or the server was the bottleneck.
    */
   readonly serverCpuUsPerDatagram: number;
+  /**
+   * The same from the end of the client's warm-up on: without the JIT's first compilations and
+   * a worker thread's start of serving, which weigh on a 2 s run (the node's hot path is much more
+   * code than a bare echo's).
+   */
+  readonly serverCpuUsPerDatagramSteady: number;
 }
 
 /** Medians of one server's runs. */
@@ -93,6 +103,7 @@ export interface UdpBenchSummary {
   readonly p50Us: number;
   readonly p99Us: number;
   readonly serverCpuUsPerDatagram: number;
+  readonly serverCpuUsPerDatagramSteady: number;
 }
 
 /** What `runUdpBench` measured. */
@@ -105,6 +116,13 @@ export interface UdpBenchResult {
   readonly nodeRatios: readonly number[];
   /** Median over rounds of (node server CPU per datagram / raw dgram's); the node's counts its worker threads. */
   readonly nodeCpuRatio: number;
+  /** The same three for the node with `ingress: 'core'` (NIC core 0 owns the socket). */
+  readonly nodeCoreRatio: number;
+  readonly nodeCoreRatios: readonly number[];
+  readonly nodeCoreCpuRatio: number;
+  /** Median over rounds of the steady-state CPU ratios (after the warm-up), node and node-core to raw. */
+  readonly nodeSteadyCpuRatio: number;
+  readonly nodeCoreSteadyCpuRatio: number;
   /** Median over rounds of (protocol echo server throughput / raw dgram throughput). */
   readonly throughputRatio: number;
   /** Each round's protocol-echo/raw throughput ratio. */
@@ -181,7 +199,10 @@ async function measure(
   settings: Required<Omit<UdpBenchOptions, 'log' | 'rounds' | 'pin'>>,
   pin: boolean,
 ): Promise<UdpBenchRun> {
-  const server = child(['--role', 'server', '--kind', kind], pin ? 1 : undefined);
+  const server = child(
+    ['--role', 'server', '--kind', kind, '--warmup', String(settings.warmupMs)],
+    pin ? 1 : undefined,
+  );
   const serverLines = lines(server);
   try {
     const { port } = JSON.parse(await serverLines.next()) as { port: number };
@@ -209,12 +230,19 @@ async function measure(
       'round' | 'server' | 'serverCpuUsPerDatagram'
     >;
     server.stdin!.end(); // the server prints its counters and exits when its stdin closes
-    const usage = JSON.parse(await serverLines.next()) as { datagrams: number; cpuUs: number };
+    const usage = JSON.parse(await serverLines.next()) as {
+      datagrams: number;
+      cpuUs: number;
+      steadyDatagrams: number;
+      steadyCpuUs: number;
+    };
     return {
       round,
       server: kind,
       ...result,
       serverCpuUsPerDatagram: usage.datagrams > 0 ? usage.cpuUs / usage.datagrams : Number.NaN,
+      serverCpuUsPerDatagramSteady:
+        usage.steadyDatagrams > 0 ? usage.steadyCpuUs / usage.steadyDatagrams : Number.NaN,
     };
   } finally {
     server.kill('SIGTERM');
@@ -274,7 +302,8 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
       const run = await measure(kind, round, settings, pin);
       log(
         `round ${round + 1}/${rounds} ${kind}: ${Math.round(run.throughputPerSec)} req/s, ` +
-          `p50 ${run.p50Us} µs, p99 ${run.p99Us} µs, server ${run.serverCpuUsPerDatagram.toFixed(2)} CPU µs/datagram`,
+          `p50 ${run.p50Us} µs, p99 ${run.p99Us} µs, server ${run.serverCpuUsPerDatagram.toFixed(2)} CPU µs/datagram ` +
+          `(${run.serverCpuUsPerDatagramSteady.toFixed(2)} after the warm-up)`,
       );
       runs.push(run);
     }
@@ -285,21 +314,25 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
     p50Us: median(of(kind).map((r) => r.p50Us)),
     p99Us: median(of(kind).map((r) => r.p99Us)),
     serverCpuUsPerDatagram: median(of(kind).map((r) => r.serverCpuUsPerDatagram)),
+    serverCpuUsPerDatagramSteady: median(of(kind).map((r) => r.serverCpuUsPerDatagramSteady)),
   });
   const ratiosOf = (kind: ServerKind) => {
     const throughput: number[] = [];
     const cpu: number[] = [];
+    const steady: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const run = runs.find((r) => r.round === round && r.server === kind);
       const raw = runs.find((r) => r.round === round && r.server === 'raw');
       if (run && raw && raw.throughputPerSec > 0)
         throughput.push(run.throughputPerSec / raw.throughputPerSec);
       if (run && raw) cpu.push(run.serverCpuUsPerDatagram / raw.serverCpuUsPerDatagram);
+      if (run && raw) steady.push(run.serverCpuUsPerDatagramSteady / raw.serverCpuUsPerDatagramSteady);
     }
-    return { throughput, cpu };
+    return { throughput, cpu, steady };
   };
   const { throughput: ratios, cpu: cpuRatios } = ratiosOf('ipipe');
   const node = ratiosOf('node');
+  const nodeCore = ratiosOf('node-core');
   const method =
     `closed loop, ${settings.outstanding} outstanding, ${settings.payloadBytes} B payload, ` +
     `${rounds} rounds × ${settings.durationMs} ms measured after ${settings.warmupMs} ms warm-up per server, ` +
@@ -308,10 +341,20 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
     `, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`;
   return {
     runs,
-    median: { node: summary('node'), ipipe: summary('ipipe'), raw: summary('raw') },
+    median: {
+      node: summary('node'),
+      'node-core': summary('node-core'),
+      ipipe: summary('ipipe'),
+      raw: summary('raw'),
+    },
     nodeRatio: node.throughput.length > 0 ? median(node.throughput) : Number.NaN,
     nodeRatios: node.throughput,
     nodeCpuRatio: node.cpu.length > 0 ? median(node.cpu) : Number.NaN,
+    nodeCoreRatio: nodeCore.throughput.length > 0 ? median(nodeCore.throughput) : Number.NaN,
+    nodeCoreRatios: nodeCore.throughput,
+    nodeCoreCpuRatio: nodeCore.cpu.length > 0 ? median(nodeCore.cpu) : Number.NaN,
+    nodeSteadyCpuRatio: node.steady.length > 0 ? median(node.steady) : Number.NaN,
+    nodeCoreSteadyCpuRatio: nodeCore.steady.length > 0 ? median(nodeCore.steady) : Number.NaN,
     throughputRatio: ratios.length > 0 ? median(ratios) : Number.NaN,
     throughputRatios: ratios,
     serverCpuRatio: cpuRatios.length > 0 ? median(cpuRatios) : Number.NaN,
@@ -322,20 +365,27 @@ export async function runUdpBench(options: UdpBenchOptions = {}): Promise<UdpBen
 
 function printResult(result: UdpBenchResult): void {
   const line = (name: string, s: UdpBenchSummary) =>
-    `${name.padEnd(24)}${String(Math.round(s.throughputPerSec)).padStart(10)}${s.p50Us.toFixed(1).padStart(10)}` +
-    `${s.p99Us.toFixed(1).padStart(10)}${s.serverCpuUsPerDatagram.toFixed(2).padStart(18)}`;
+    `${name.padEnd(30)}${String(Math.round(s.throughputPerSec)).padStart(10)}${s.p50Us.toFixed(1).padStart(10)}` +
+    `${s.p99Us.toFixed(1).padStart(10)}${s.serverCpuUsPerDatagram.toFixed(2).padStart(18)}` +
+    `${s.serverCpuUsPerDatagramSteady.toFixed(2).padStart(18)}`;
   const out = [
     `method: ${result.method}`,
     '',
-    `${'server (median)'.padEnd(24)}${'req/s'.padStart(10)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}` +
-      `${'server CPU µs/dg'.padStart(18)}`,
+    `${'server (median)'.padEnd(30)}${'req/s'.padStart(10)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}` +
+      `${'server CPU µs/dg'.padStart(18)}${'after warm-up'.padStart(18)}`,
     line('ipipe node (echo actor)', result.median.node),
+    line('ipipe node, ingress core', result.median['node-core']),
     line('ipipe echo (protocol)', result.median.ipipe),
     line('raw node:dgram echo', result.median.raw),
     '',
     `echo vs raw dgram: ${result.nodeRatio.toFixed(2)}× (the live node's echo actor; throughput, median of ` +
       `per-round ratios; rounds ${result.nodeRatios.map((r) => r.toFixed(2)).join(', ')})`,
     `server CPU per datagram, node vs raw dgram: ${result.nodeCpuRatio.toFixed(2)}× (all the node's threads)`,
+    `echo vs raw dgram, ingress core: ${result.nodeCoreRatio.toFixed(2)}× (NIC core 0 owns the socket; rounds ` +
+      `${result.nodeCoreRatios.map((r) => r.toFixed(2)).join(', ')})`,
+    `server CPU per datagram, ingress core vs raw dgram: ${result.nodeCoreCpuRatio.toFixed(2)}× (all the node's threads)`,
+    `after the warm-up (no first compilations): node ${result.nodeSteadyCpuRatio.toFixed(2)}×, ingress core ` +
+      `${result.nodeCoreSteadyCpuRatio.toFixed(2)}× raw dgram's CPU per datagram`,
     `protocol echo vs raw dgram: ${result.throughputRatio.toFixed(2)}× (rounds ` +
       `${result.throughputRatios.map((r) => r.toFixed(2)).join(', ')}); server CPU per datagram ` +
       `${result.serverCpuRatio.toFixed(2)}× (placement-independent: read this one when the throughput ratio swings)`,
@@ -374,7 +424,8 @@ async function startServer(kind: ServerKind): Promise<BenchServer> {
   }
   const node = await LiveNode.start({
     catalog: [{ id: actorId(1), name: 'echo', module: ECHO_MODULE, exportName: 'echo' }],
-    nicCores: Number(process.env['IPIPE_BENCH_NIC_CORES'] ?? 1),
+    ...(kind === 'node-core' ? { ingress: 'core' as const } : {}),
+    nicCores: kind === 'node-core' ? 1 : Number(process.env['IPIPE_BENCH_NIC_CORES'] ?? 1),
     hostCores: 1,
     placement: { echo: 'nic' },
     scheduler: {
@@ -404,19 +455,36 @@ async function serverRole(kind: ServerKind): Promise<void> {
   // polling every millisecond costs the server next to nothing.
   let cpuAtFirst: NodeJS.CpuUsage | undefined;
   let datagramsAtFirst = 0;
+  // And again when the client's warm-up ends (its first datagram is within a millisecond of ours).
+  let cpuAtSteady: NodeJS.CpuUsage | undefined;
+  let datagramsAtSteady = 0;
+  let steadyTimer: NodeJS.Timeout | undefined;
+  const warmupMs = Number(argument('--warmup'));
   const watch = setInterval(() => {
     if (datagrams() > 0) {
       cpuAtFirst = process.cpuUsage();
       datagramsAtFirst = datagrams();
       clearInterval(watch);
+      steadyTimer = setTimeout(() => {
+        cpuAtSteady = process.cpuUsage();
+        datagramsAtSteady = datagrams();
+      }, warmupMs);
     }
   }, 1);
   process.stdout.write(`${JSON.stringify({ port: server.address.port })}\n`);
   const stop = () => {
     clearInterval(watch);
+    if (steadyTimer !== undefined) clearTimeout(steadyTimer);
     const cpu = process.cpuUsage(cpuAtFirst);
     const counted = datagrams() - datagramsAtFirst;
-    process.stdout.write(`${JSON.stringify({ datagrams: counted, cpuUs: cpu.user + cpu.system })}\n`);
+    const steady = cpuAtSteady === undefined ? undefined : process.cpuUsage(cpuAtSteady);
+    const usage = {
+      datagrams: counted,
+      cpuUs: cpu.user + cpu.system,
+      steadyDatagrams: steady === undefined ? 0 : datagrams() - datagramsAtSteady,
+      steadyCpuUs: steady === undefined ? 0 : steady.user + steady.system,
+    };
+    process.stdout.write(`${JSON.stringify(usage)}\n`);
     void server.close().then(() => process.exit(0));
   };
   process.stdin.on('end', stop);
@@ -435,7 +503,9 @@ async function clientRole(kind: ServerKind): Promise<void> {
     actor: 1,
     mode: { kind: 'closed', outstanding: Number(argument('--outstanding')) },
     // The node's echo actor takes a message of its codec; the echo servers take any bytes.
-    ...(kind === 'node' ? { makePayload: () => echoPayload } : { payloadBytes: Number(argument('--size')) }),
+    ...(kind === 'node' || kind === 'node-core'
+      ? { makePayload: () => echoPayload }
+      : { payloadBytes: Number(argument('--size')) }),
     durationMs: Number(argument('--duration')),
     warmupMs: Number(argument('--warmup')),
     seed: 1,

@@ -16,7 +16,8 @@
  *
  * Servers: raw (startRawEchoServer), raw-worker (the same echo in a worker thread), owner (the
  * prototype core, owner-core-path.ts), owner-sched (the same through a HybridScheduler), owner-fd
- * (the prototype wrapping a socket the main thread bound), node (LiveNode as udp.bench starts it).
+ * (the prototype wrapping a socket the main thread bound), node (LiveNode as udp.bench starts it),
+ * node-core (the same with `ingress: 'core'`: the built socket-owning core).
  * Server CPU is process.cpuUsage() (every thread) over a steady-state window: from `--warm` ms
  * after the first datagram (default 1500) until the client is done (`--duration`, default 3000).
  */
@@ -89,9 +90,10 @@ async function serve(kind: string): Promise<Served> {
       close: () => server.close(),
     };
   }
-  if (kind === 'node') {
+  if (kind === 'node' || kind === 'node-core') {
     const node = await LiveNode.start({
       catalog: CATALOG,
+      ...(kind === 'node-core' ? { ingress: 'core' as const } : {}),
       nicCores: 1,
       hostCores: 1,
       placement: { echo: 'nic' },

@@ -246,7 +246,19 @@ function buildProgram(): Command {
     command: Command<Args, Opts>,
   ) =>
     command
-      .option('--nic-cores <n>', 'NIC domain cores (worker threads)', parseIntegerIn('--nic-cores', 1, 64), 2)
+      .addOption(
+        new Option('--nic-cores <n>', 'NIC domain cores (worker threads)')
+          .argParser(parseIntegerIn('--nic-cores', 1, 64))
+          .default(undefined, '2; 1 with --ingress core'),
+      )
+      .addOption(
+        new Option(
+          '--ingress <mode>',
+          'which thread owns the UDP socket: controller (main thread, hands requests to NIC cores) or core (NIC core 0 receives, runs and answers itself; one NIC core, no cluster)',
+        )
+          .argParser(parseChoice('--ingress', ['controller', 'core'] as const))
+          .default('controller' as const),
+      )
       .option(
         '--host-cores <n>',
         'host domain cores (worker threads)',
@@ -292,6 +304,7 @@ function buildProgram(): Command {
       clusterFile: options.cluster,
       nodeId: options.nodeId,
       nicCores: options.nicCores,
+      ingress: options.ingress,
       hostCores: options.hostCores,
       port: options.port,
       address: options.address,
@@ -319,6 +332,7 @@ function buildProgram(): Command {
         role: options.role,
         channel: options.channel,
         nicCores: options.nicCores,
+        ingress: options.ingress,
         hostCores: options.hostCores,
         port: options.port,
         address: options.address,

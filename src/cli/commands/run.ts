@@ -15,6 +15,7 @@ import { nodeOptionsFor, readClusterFile } from '../../platform/live/cluster/clu
 import { type CatalogEntry, discoverDefinitions } from '../../platform/live/node/actor-catalog.ts';
 import { startAdminServer } from '../../platform/live/node/admin-server.ts';
 import {
+  type IngressMode,
   LiveNode,
   type LiveNodeOptions,
   nicDomainNode,
@@ -31,7 +32,9 @@ export interface RunOptions {
   /** A cluster file (platform/live/cluster/cluster-file.ts): this process is node `nodeId` of it. */
   readonly clusterFile?: string | undefined;
   readonly nodeId?: number | undefined;
-  readonly nicCores: number;
+  /** Undefined: 2, or 1 with `ingress` 'core' (the node's own defaults). */
+  readonly nicCores: number | undefined;
+  readonly ingress: IngressMode;
   readonly hostCores: number;
   readonly port: number;
   readonly address: string;
@@ -102,7 +105,8 @@ function nodeOptions(options: RunOptions, catalog: CatalogEntry[]): LiveNodeOpti
   }
   return {
     catalog,
-    nicCores: options.nicCores,
+    nicCores: options.nicCores ?? (options.ingress === 'core' ? 1 : 2),
+    ingress: options.ingress,
     hostCores: options.hostCores,
     port: options.port,
     address: options.address,
@@ -182,7 +186,8 @@ async function liveSetup(options: RunOptions): Promise<{ live: LiveNodeOptions; 
   );
   const live: LiveNodeOptions = {
     ...fromFile,
-    nicCores: fromFile.nicCores ?? options.nicCores,
+    nicCores: fromFile.nicCores ?? options.nicCores ?? (options.ingress === 'core' ? 1 : 2),
+    ingress: options.ingress,
     hostCores: fromFile.hostCores ?? options.hostCores,
     watchdogMs: options.watchdogMs,
     placement: { ...fromFile.placement, ...options.placement },
@@ -212,6 +217,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
     admin: admin ? `http://${admin.address}:${admin.port}` : null,
     nicCores: live.nicCores,
     hostCores: live.hostCores,
+    ingress: node.ingress,
     actors: catalog.map((entry) => ({ id: entry.id, name: entry.name, domain: node.domainOf(entry.id) })),
   };
   if (options.json) writeJson(banner);
@@ -221,7 +227,11 @@ export async function runCommand(options: RunOptions): Promise<number> {
       writeOut(
         `metrics and admin: ${banner.admin}/metrics · /stats · POST /migrate?actor=<name>&to=nic|host`,
       );
-    writeOut(`${live.nicCores} NIC cores, ${live.hostCores} host cores (worker threads) · Ctrl-C to stop`);
+    writeOut(
+      `${live.nicCores} NIC cores, ${live.hostCores} host cores (worker threads)` +
+        (node.ingress === 'core' ? ', NIC core 0 owns the UDP socket (--ingress core)' : '') +
+        ' · Ctrl-C to stop',
+    );
     writeOut(
       table(
         ['id', 'actor', 'domain'],
@@ -270,6 +280,12 @@ export async function nodeRoleCommand(
   given: readonly string[] = [],
 ): Promise<number> {
   if (options.module === undefined) throw new UsageError('ipipe node needs the module whose actors it hosts');
+  if (options.role === 'host' && options.ingress === 'core') {
+    // The host domain owns no socket: the option belongs to the NIC side, where it would be lost.
+    throw new UsageError(
+      '--ingress core is for the NIC domain (--role nic), which owns the UDP socket; drop it from --role host',
+    );
+  }
   const misplaced = OTHER_ROLE_OPTIONS[options.role].filter((flag) => given.includes(flag));
   if (misplaced.length > 0) {
     const other = options.role === 'nic' ? 'host' : 'nic';

@@ -140,7 +140,7 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
     help: 'Requests held by the NIC scheduler (shared queue, mailboxes, migration buffers, running).',
     registers: [registry],
     collect() {
-      this.set(nic.scheduler.heldRequests());
+      this.set(nic.heldRequests());
     },
   });
   new client.Gauge({
@@ -149,9 +149,9 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
     labelNames: ['role'],
     registers: [registry],
     collect() {
-      const view = nic.scheduler.view();
-      this.set({ role: 'fcfs' }, view.fcfs.cores);
-      this.set({ role: 'drr' }, view.drr.cores);
+      const roles = nic.coreRoles();
+      this.set({ role: 'fcfs' }, roles.fcfs);
+      this.set({ role: 'drr' }, roles.drr);
     },
   });
   return {

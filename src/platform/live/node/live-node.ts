@@ -20,8 +20,21 @@ import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { ChannelLink, InProcessDma } from './channel-link.ts';
 import { HostController } from './host-controller.ts';
 import { type LiveMigrationRecord, NicController, type PeerEndpoint } from './nic-controller.ts';
+import type { NicDomain } from './nic-domain.ts';
+import { SocketCoreController } from './socket-core-controller.ts';
 
-export type { LiveMigrationRecord, PeerEndpoint };
+export type { LiveMigrationRecord, NicDomain, PeerEndpoint };
+
+/**
+ * Which thread owns the node's UDP socket. 'controller' (the default): the main thread receives,
+ * checks and schedules each request and hands it to a NIC core worker over its rings. 'core': NIC
+ * core 0 (one worker thread) owns the socket and receives, schedules, runs and answers NIC-resident
+ * actors' requests itself, the controller kept for the host side and migration — about 1.2× a bare
+ * node:dgram echo's CPU per request instead of ~1.8× (docs/live-echo-path.md). 'core' runs one NIC
+ * core and no peers; LiveNode.start refuses what it does not support.
+ */
+export type IngressMode = 'controller' | 'core';
+export const INGRESS_MODES: readonly IngressMode[] = Object.freeze(['controller', 'core']);
 
 export interface LiveNodeOptions {
   readonly catalog: readonly CatalogEntry[];
@@ -47,6 +60,14 @@ export interface LiveNodeOptions {
   readonly nodeId?: number;
   /** The other nodes' UDP addresses, by node id (a cluster's nodes all list each other). */
   readonly peers?: Readonly<Record<number, PeerEndpoint>>;
+  /** Which thread owns the UDP socket (default 'controller'; see IngressMode). */
+  readonly ingress?: IngressMode;
+  /**
+   * With ingress 'core': keep a warm spare core thread (imports done, idle) to take the port over
+   * when the watchdog stops core 0 — the port is dark ~30–60 ms instead of the ~1 s a fresh thread
+   * takes to start (default true). It costs a worker's start-up at node start and its memory.
+   */
+  readonly warmSpare?: boolean;
 }
 
 export interface LiveNodeStats {
@@ -123,16 +144,48 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
 });
 
 interface Resolved {
-  readonly options: Required<Omit<LiveNodeOptions, 'placement' | 'scheduler' | 'policy' | 'peers'>> &
+  readonly options: Required<
+    Omit<LiveNodeOptions, 'placement' | 'scheduler' | 'policy' | 'peers' | 'ingress' | 'warmSpare'>
+  > &
     LiveNodeOptions;
   readonly peers: ReadonlyMap<number, PeerEndpoint>;
   readonly definitions: Map<ActorId, AnyActorDefinition>;
   readonly initialDomain: Map<ActorId, Domain>;
 }
 
+/** What `ingress: 'core'` does not do yet: refused at start, never served half-right. */
+function checkCoreIngress(options: LiveNodeOptions): void {
+  const refuse = (path: string, what: string, instead: string) => {
+    throw new ConfigError(path, `${what} is not supported with ingress 'core' (--ingress core); ${instead}`);
+  };
+  if (options.nicCores !== undefined && options.nicCores !== 1) {
+    refuse(
+      'nicCores',
+      `${options.nicCores} NIC cores (core 0 owns the socket and runs every NIC-resident actor)`,
+      "use 1 NIC core, or ingress 'controller' for several",
+    );
+  }
+  if (
+    Object.keys(options.peers ?? {}).length > 0 ||
+    options.catalog.some((e) => (e.node ?? options.nodeId ?? 0) !== (options.nodeId ?? 0))
+  ) {
+    refuse(
+      'peers',
+      'a cluster (peers, actors on other nodes)',
+      "run cluster nodes with ingress 'controller'",
+    );
+  }
+}
+
 async function resolve(options: LiveNodeOptions): Promise<Resolved> {
+  if (options.ingress !== undefined && !INGRESS_MODES.includes(options.ingress))
+    throw new ConfigError(
+      'ingress',
+      `must be one of ${INGRESS_MODES.join(', ')}, got ${String(options.ingress)}`,
+    );
+  if (options.ingress === 'core') checkCoreIngress(options);
   const o = {
-    nicCores: 2,
+    nicCores: options.ingress === 'core' ? 1 : 2,
     hostCores: 2,
     port: 0,
     address: '127.0.0.1',
@@ -216,6 +269,7 @@ function nicOptions(r: Resolved) {
     ringBytes: o.ringBytes,
     nodeId: o.nodeId,
     peers: r.peers,
+    warmSpare: o.warmSpare ?? true,
   };
 }
 
@@ -239,6 +293,12 @@ export async function startNicDomain(
   options: LiveNodeOptions,
   channel: MessageChannel,
 ): Promise<NicController> {
+  if (options.ingress === 'core') {
+    throw new ConfigError(
+      'ingress',
+      "the split node (NIC domain in its own process, host over TCP) is not supported with ingress 'core' (--ingress core); use ingress 'controller' for `ipipe node`",
+    );
+  }
   return NicController.start(nicOptions(await resolve(options)), new ChannelLink(channel));
 }
 
@@ -251,13 +311,16 @@ export async function startHostDomain(
 }
 
 export class LiveNode {
-  readonly nic: NicController;
+  readonly nic: NicDomain;
   readonly host: HostController;
+  /** Which thread owns the UDP socket. */
+  readonly ingress: IngressMode;
   readonly #links: ChannelLink[];
   #stopped = false;
 
-  private constructor(nic: NicController, host: HostController, links: ChannelLink[]) {
+  private constructor(nic: NicDomain, host: HostController, links: ChannelLink[]) {
     this.nic = nic;
+    this.ingress = nic instanceof SocketCoreController ? 'core' : 'controller';
     this.host = host;
     this.#links = links;
   }
@@ -271,9 +334,12 @@ export class LiveNode {
     const nicLink = new ChannelLink(pair.nic, dma);
     const hostLink = new ChannelLink(pair.host, dma);
     const host = await HostController.start(hostOptions(resolved), hostLink);
-    let nic: NicController;
+    let nic: NicDomain;
     try {
-      nic = await NicController.start(nicOptions(resolved), nicLink);
+      nic =
+        options.ingress === 'core'
+          ? await SocketCoreController.start(nicOptions(resolved), nicLink)
+          : await NicController.start(nicOptions(resolved), nicLink);
     } catch (error) {
       // A NIC domain that cannot start (bad catalog, port taken) must not leave host cores running.
       await host.stop();
@@ -328,7 +394,7 @@ type HostCounters = Pick<HostController, 'drops' | 'replacedCores' | 'ringFullHa
  * the host runs in this process. A split NIC domain (`ipipe node --role nic`) has no `host`: its
  * host-side drops, watchdog kills and ring hand-offs are the host process's and are not counted.
  */
-export function domainStats(nic: NicController, host?: HostCounters): LiveNodeStats {
+export function domainStats(nic: NicDomain, host?: HostCounters): LiveNodeStats {
   const executed: Record<string, { nic: number; host: number }> = {};
   for (const [id, counts] of nic.executed) executed[nic.table.lookup(id)?.name ?? String(id)] = { ...counts };
   return {

@@ -64,6 +64,7 @@ import {
 } from './core-protocol.ts';
 import { DomainCores } from './domain-cores.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
+import type { NicDomain } from './nic-domain.ts';
 import { RecentLog } from './recent-log.ts';
 import { NOT_FOUND, RequestDedup } from './request-dedup.ts';
 
@@ -169,7 +170,7 @@ const REASSEMBLY_EXPIRE_MS = 500;
 /** Partial messages may reserve this many largest messages per peer, and twice that in total. */
 const REASSEMBLY_MESSAGES_PER_PEER = 2;
 
-export class NicController {
+export class NicController implements NicDomain {
   readonly table = new ActorTable();
   readonly scheduler: HybridScheduler<LiveRequest>;
   readonly domain: DmoDomain;
@@ -317,6 +318,15 @@ export class NicController {
 
   ringStats(): ReturnType<DomainCores['ringStats']> {
     return this.#cores.ringStats();
+  }
+
+  heldRequests(): number {
+    return this.scheduler.heldRequests();
+  }
+
+  coreRoles(): { readonly fcfs: number; readonly drr: number } {
+    const view = this.scheduler.view();
+    return { fcfs: view.fcfs.cores, drr: view.drr.cores };
   }
 
   domainOf(actor: ActorId): Domain | 'migrating' {

@@ -79,68 +79,73 @@ const caseArb: fc.Arbitrary<Case> = fc.oneof(
     .map(([p, actor]): Case => ({ bytes: frame('request', actor, p), reason: 'unknown-actor' })),
 );
 
-test('bad datagrams are counted by reason and never stop the node from serving', async () => {
-  const node = await LiveNode.start({
-    catalog: [{ id: actorId(ECHO), name: 'echo', module: MODULE, exportName: 'echo' }],
-    nicCores: 1,
-    hostCores: 1,
-    scheduler: { enableMigration: false },
-  });
-  const fuzzer = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => fuzzer.bind(0, '127.0.0.1', resolve));
-  const client = await IpipeClient.connect({
-    host: '127.0.0.1',
-    port: node.address.port,
-    timeoutMs: 500,
-    retries: 5,
-  });
-  const replies = echo.replies;
-  assert.ok(replies);
-  let stop = false;
-  let answered = 0;
-  const worker = async (lane: number) => {
-    for (let n = 0; !stop; n++) {
-      const data = new Uint8Array([lane, n & 0xff]);
-      const reply: { data: Uint8Array } = await client.call(ECHO, echo.messages, replies, {
-        type: 'echo',
-        data,
-      });
-      assert.deepEqual([...reply.data], [...data]);
-      answered++;
+// Both ingress modes: the controller's wire checks, and NIC core 0's (counted in its shared block).
+for (const ingress of ['controller', 'core'] as const)
+  test(`ingress ${ingress}: bad datagrams are counted by reason and never stop the node from serving`, async () => {
+    const node = await LiveNode.start({
+      ingress,
+      warmSpare: false, // only the watchdog needs it (socket-core.test.ts)
+      catalog: [{ id: actorId(ECHO), name: 'echo', module: MODULE, exportName: 'echo' }],
+      nicCores: 1,
+      hostCores: 1,
+      scheduler: { enableMigration: false },
+    });
+    assert.equal(node.ingress, ingress);
+    const fuzzer = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => fuzzer.bind(0, '127.0.0.1', resolve));
+    const client = await IpipeClient.connect({
+      host: '127.0.0.1',
+      port: node.address.port,
+      timeoutMs: 500,
+      retries: 5,
+    });
+    const replies = echo.replies;
+    assert.ok(replies);
+    let stop = false;
+    let answered = 0;
+    const worker = async (lane: number) => {
+      for (let n = 0; !stop; n++) {
+        const data = new Uint8Array([lane, n & 0xff]);
+        const reply: { data: Uint8Array } = await client.call(ECHO, echo.messages, replies, {
+          type: 'echo',
+          data,
+        });
+        assert.deepEqual([...reply.data], [...data]);
+        answered++;
+      }
+    };
+    const workers = Array.from({ length: 4 }, (_, lane) => worker(lane));
+    const total = () => [...node.nic.drops.values()].reduce((a, b) => a + b, 0);
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(caseArb, { minLength: 1, maxLength: 15 }), async (cases) => {
+          const before = new Map(node.nic.drops);
+          const expected = new Map<string, number>();
+          for (const c of cases) {
+            expected.set(c.reason, (expected.get(c.reason) ?? 0) + 1);
+            fuzzer.send(c.bytes, node.address.port, '127.0.0.1');
+          }
+          const target = total() + cases.length;
+          const deadline = performance.now() + 5_000;
+          while (total() < target) {
+            if (performance.now() > deadline) assert.fail(`counted ${total()} drops, expected ${target}`);
+            await new Promise((resolve) => setTimeout(resolve, 1));
+          }
+          for (const [reason, count] of expected) {
+            assert.equal((node.nic.drops.get(reason) ?? 0) - (before.get(reason) ?? 0), count, reason);
+          }
+        }),
+        { numRuns: 80, seed: 4_242 },
+      );
+      const answeredBefore = answered;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(answered > answeredBefore, 'still serving after the fuzzing');
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+      await client.close();
+      fuzzer.close();
+      await node.stop();
     }
-  };
-  const workers = Array.from({ length: 4 }, (_, lane) => worker(lane));
-  const total = () => [...node.nic.drops.values()].reduce((a, b) => a + b, 0);
-  try {
-    await fc.assert(
-      fc.asyncProperty(fc.array(caseArb, { minLength: 1, maxLength: 15 }), async (cases) => {
-        const before = new Map(node.nic.drops);
-        const expected = new Map<string, number>();
-        for (const c of cases) {
-          expected.set(c.reason, (expected.get(c.reason) ?? 0) + 1);
-          fuzzer.send(c.bytes, node.address.port, '127.0.0.1');
-        }
-        const target = total() + cases.length;
-        const deadline = performance.now() + 5_000;
-        while (total() < target) {
-          if (performance.now() > deadline) assert.fail(`counted ${total()} drops, expected ${target}`);
-          await new Promise((resolve) => setTimeout(resolve, 1));
-        }
-        for (const [reason, count] of expected) {
-          assert.equal((node.nic.drops.get(reason) ?? 0) - (before.get(reason) ?? 0), count, reason);
-        }
-      }),
-      { numRuns: 80, seed: 4_242 },
-    );
-    const answeredBefore = answered;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.ok(answered > answeredBefore, 'still serving after the fuzzing');
-  } finally {
-    stop = true;
-    await Promise.all(workers);
-    await client.close();
-    fuzzer.close();
-    await node.stop();
-  }
-  assert.ok(answered > 100, `only ${answered} well-formed requests answered`);
-});
+    assert.ok(answered > 100, `only ${answered} well-formed requests answered`);
+  });
