@@ -49,7 +49,7 @@ import {
   LINK_STOP,
 } from './channel-link.ts';
 import { wallNs } from './clock.ts';
-import { FrameBuilder, FrameReader } from './core-protocol.ts';
+import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
 import type { CoreRingStats } from './domain-cores.ts';
 import type { LiveMigrationRecord } from './nic-controller.ts';
 import type { NicDomain } from './nic-domain.ts';
@@ -1027,7 +1027,10 @@ export class SocketCoreController implements NicDomain {
         this.#hostFinished();
         const origin = reader.origin();
         const clientId = origin.kind === 'client' ? this.#takeClientId(origin) : 0;
-        this.#errorThroughCore(origin, actor, reader.text(1), reader.text(2), clientId);
+        const code = reader.text(1);
+        // The host sends no DONE for a request it could not decode (host-controller.ts #result).
+        if (code === DECODE_FAILED) this.#drop('decode');
+        this.#errorThroughCore(origin, actor, code, reader.text(2), clientId);
         break;
       }
       case LINK_REQUEST: {

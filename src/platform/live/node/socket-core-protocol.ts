@@ -120,6 +120,7 @@ export const SOCKET_CORE_DROP_REASONS = Object.freeze([
   'deregistered',
   'ingress-full',
   'handler-failed',
+  'decode',
   'socket-closed',
   'stopping',
   'other',

@@ -36,7 +36,7 @@ import { encodeErrorBody, FrameView, HEADER_BYTES, readFrameInto, sealFrame } fr
 import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
-import { FrameBuilder, FrameReader } from './core-protocol.ts';
+import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
 import { NOT_FOUND, RequestDedup } from './request-dedup.ts';
 import {
@@ -488,6 +488,12 @@ function run(request: LiveRequest): void {
   } catch (error) {
     const code = error instanceof IpipeError ? error.code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
     const message = error instanceof Error ? error.message : String(error);
+    if (code === DECODE_FAILED && request.timerId === 0) {
+      // Bytes its codec refused never reached the handler: a drop, not an execution (as
+      // NicController counts it), else random bytes sent at an actor would count as served.
+      if (known) counters[known.slot]! -= 1;
+      drop('decode');
+    }
     if (origin.kind === 'client') errorToClient(origin, actor, code, message);
     else {
       // Nobody waits for an actor's message or a timer: log it, count it (as NicController does).

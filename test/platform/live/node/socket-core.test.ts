@@ -55,6 +55,15 @@ test('ingress core: echo answered by core 0; stats read from its shared counters
     assert.equal(missing, 'IPIPE_ERR_ACTOR_UNKNOWN');
     assert.equal(node.stats().drops['unknown-actor'], 1);
     assert.equal(node.stats().errorReplies, 1);
+    // Bytes the actor's codec refuses never reach its handler: a `decode` drop, not an execution
+    // (as the controller path counts them).
+    const refused = await client.request(1, new Uint8Array([0xff, 0xfe, 0xfd, 0xfc, 0xfb])).then(
+      () => 'answered',
+      (error: unknown) => (error as { remoteCode?: string }).remoteCode,
+    );
+    assert.equal(refused, 'IPIPE_ERR_CODEC_DECODE');
+    assert.equal(node.stats().drops['decode'], 1);
+    assert.deepEqual(node.stats().executed['echo'], { nic: 50, host: 0 });
   } finally {
     await client.close();
     await node.stop();
