@@ -1,20 +1,8 @@
 /**
- * An echo actor: answers each request with its payload. The smallest thing a node can serve, so
- * `ipipe run examples/echo.ts` plus `ipipe load --message echo` measures the runtime itself (UDP
- * in, scheduler, a NIC core, UDP out), and bench/udp.bench.ts sets it against a bare node:dgram
- * echo.
+ * The echo actor, as `ipipe run examples/echo.ts` serves it: answers each request with its payload.
+ * Its definition lives in src/apps/echo/echo-actor.ts (the showcase runs it from an installed
+ * package too, where examples/ is not shipped); this file is the path users and the tests name.
+ * Writing your own actor: see examples/counter.ts or the README's "Library API".
  */
 
-import { defineActor, field, messages } from '../src/actor/index.ts';
-
-export const echo = defineActor({
-  name: 'echo',
-  messages: messages({ echo: { data: field.bytes({ maxBytes: 8_192 }) } }),
-  replies: messages({ echo: { data: field.bytes({ maxBytes: 8_192 }) } }),
-  placement: 'any',
-  exclusive: false,
-  exec(ctx, message) {
-    ctx.reply({ type: 'echo', data: message.data });
-  },
-  cost: () => ({ instructions: 600, ipc: 1.5, mpki: 0.2 }),
-});
+export { echo } from '../src/apps/echo/echo-actor.ts';

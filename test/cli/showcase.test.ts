@@ -39,6 +39,16 @@ interface ShowcaseDocument {
     readonly actors: readonly { readonly name: string; readonly requests: number; readonly p99Us: number }[];
     readonly migrations: readonly { readonly name: string; readonly phasesMs: Record<string, number> }[];
   };
+  readonly echoCost: {
+    readonly rounds: number;
+    readonly servers: readonly {
+      readonly kind: string;
+      readonly throughputPerSec: number;
+      readonly p50Us: number;
+      readonly ratioToRaw: number;
+      readonly roundThroughputs: readonly number[];
+    }[];
+  };
   readonly rkv: {
     readonly replicas: readonly {
       readonly pid: number;
@@ -100,6 +110,22 @@ test('showcase --json: the simulated and the live half, nothing lost in either',
   assert.ok(live.migrations.length >= 1, 'the classifier (at least) moved');
   for (const m of live.migrations)
     assert.deepEqual(Object.keys(m.phasesMs), ['prepare', 'ready', 'gone', 'clean']);
+  // What the runtime costs: three servers measured every round, each answered the echo load.
+  const { echoCost } = document;
+  assert.deepEqual(
+    echoCost.servers.map((s) => s.kind),
+    ['raw', 'node', 'node-core'],
+  );
+  for (const server of echoCost.servers) {
+    assert.equal(server.roundThroughputs.length, echoCost.rounds, `${server.kind}: a run per round`);
+    assert.ok(
+      server.roundThroughputs.every((t) => t > 100),
+      `${server.kind} answered too little: ${server.roundThroughputs}`,
+    );
+    assert.ok(server.p50Us > 0);
+    assert.ok(server.ratioToRaw > 0 && Number.isFinite(server.ratioToRaw));
+  }
+  assert.equal(echoCost.servers[0]?.ratioToRaw, 1);
   const rkv = document.rkv;
   assert.equal(rkv.replicas.length, 3);
   assert.notEqual(rkv.newLeader, rkv.firstLeader, 'a survivor leads after the kill');

@@ -3,12 +3,14 @@
  * walkthrough on a modelled LiquidIO CN2350, every decision explained; then the paper's three
  * applications (RKV, DT, RTA) deployed host-only and offloaded on the same model, with the host
  * cores each keeps busy; then live — the task actors on real worker threads behind UDP, with a
- * migration to the host and back under load, measured on this machine; last, RKV live — three
- * replica processes under the paper's workload over RESP, the leader killed mid-run, the whole
+ * migration to the host and back under load, measured on this machine; then what the runtime
+ * costs a request — the echo actor through a live node (both ingress paths) against a bare
+ * node:dgram echo server, same client; last, RKV live — three replica processes under the paper's workload over RESP, the leader killed mid-run, the whole
  * client history checked for linearizability.
  */
 
 import { type AppsShowcaseResult, runAppsShowcase } from '../../experiments/apps-showcase.ts';
+import { type EchoCostResult, type EchoServerKind, runEchoCost } from '../../experiments/echo-cost.ts';
 import { type LiveShowcaseResult, runLiveShowcase } from '../../experiments/live-showcase.ts';
 import { type RkvLiveShowcaseResult, runRkvLiveShowcase } from '../../experiments/rkv-live-showcase.ts';
 import { DEFAULT_WALKTHROUGH, runSchedulerWalkthrough } from '../../experiments/scheduler-walkthrough.ts';
@@ -38,10 +40,14 @@ export async function showcaseCommand(options: ShowcaseOptions): Promise<boolean
     ? null
     : await timedBar('live node', 2_500, () => runLiveShowcase({ seed: options.seed }));
   if (!options.json && live) writeOut(`\n${renderLive(live)}`);
+  const echoCost = options.simulatedOnly
+    ? null
+    : await timedBar('echo: ipipe vs bare node:dgram', 6_000, () => runEchoCost({ seed: options.seed }));
+  if (!options.json && echoCost) writeOut(`\n${renderEchoCost(echoCost)}`);
   const rkv = options.simulatedOnly
     ? null
     : await timedBar('live RKV actors', 20_000, () => runRkvLiveShowcase({ seed: options.seed }));
-  if (options.json) writeJson({ schemaVersion: 1, seed: options.seed, simulated, apps, live, rkv });
+  if (options.json) writeJson({ schemaVersion: 1, seed: options.seed, simulated, apps, live, echoCost, rkv });
   else if (rkv) writeOut(`\n${renderRkvLive(rkv)}`);
   const liveWhole = live === null || (live.answered === live.sent && live.errorReplies === 0);
   return liveWhole && (rkv === null || (rkv.load.check.verdict === 'linearizable' && rkv.scan.inOrder));
@@ -74,7 +80,7 @@ export function renderRkvLive(result: RkvLiveShowcaseResult): string {
   lines.push(
     paint(
       'bold',
-      "Part 4 — live RKV on ipipe actors: three node processes, Redis clients, the leader's node killed",
+      "Part 5 — live RKV on ipipe actors: three node processes, Redis clients, the leader's node killed",
     ),
   );
   lines.push(
@@ -207,6 +213,58 @@ export function renderApps(result: AppsShowcaseResult): string {
   lines.push(
     '  scheduler made while measuring. Every packet size and NIC: ipipe experiment rkv|dt|rta --nic <profile>.',
   );
+  return lines.join('\n');
+}
+
+const ECHO_SERVER_LABELS: Readonly<Record<EchoServerKind, string>> = {
+  raw: 'bare node:dgram echo (no protocol)',
+  node: 'ipipe node, default ingress',
+  'node-core': 'ipipe node, --ingress core',
+};
+
+export function renderEchoCost(result: EchoCostResult): string {
+  const lines: string[] = [];
+  lines.push(
+    paint(
+      'bold',
+      'Part 4 — what the runtime costs a request: echo through ipipe vs a bare node:dgram server',
+    ),
+  );
+  lines.push(
+    `The echo actor on a live node (1 NIC core, 1 host core): UDP in → wire checks, dedup → scheduler → NIC core → ` +
+      `actor → reply sealed → UDP out. Same client process, ${result.outstanding} requests outstanding, ` +
+      `${result.messageBytes} B messages, ${result.rounds} rounds of ${result.durationMs} ms per server, servers in turn.`,
+  );
+  lines.push('');
+  lines.push(
+    table(
+      ['  server', 'req/s', 'p50 µs', 'p99 µs', '÷ bare'],
+      result.servers.map((s) => [
+        `  ${ECHO_SERVER_LABELS[s.kind]}`,
+        Math.round(s.throughputPerSec),
+        s.p50Us.toFixed(0),
+        s.p99Us.toFixed(0),
+        s.kind === 'raw' ? '1' : `${s.ratioToRaw.toFixed(2)}×`,
+      ]),
+    ),
+  );
+  lines.push('');
+  lines.push(
+    '  default ingress: the controller thread owns the socket and hands each request to a NIC core over a ring;',
+  );
+  lines.push(
+    '  --ingress core: NIC core 0 owns the socket and runs NIC actors inline, as a SmartNIC core polls its port.',
+  );
+  lines.push(
+    '  "÷ bare" is the median of per-round ratios. Longer, with CPU per datagram: npm run bench -- udp.',
+  );
+  const timeouts = result.servers.filter((s) => s.timeouts > 0);
+  if (timeouts.length > 0) {
+    lines.push(
+      `  Requests that timed out (lost in the kernel's socket buffers under this load): ` +
+        timeouts.map((s) => `${ECHO_SERVER_LABELS[s.kind]} ${s.timeouts}`).join(', '),
+    );
+  }
   return lines.join('\n');
 }
 
