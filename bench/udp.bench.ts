@@ -40,7 +40,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { echo } from '../examples/echo.ts';
+import { echoMessageOfSize } from '../src/apps/echo/echo-actor.ts';
 import { actorId } from '../src/ids.ts';
 import { startEchoServer, startRawEchoServer } from '../src/platform/live/net/echo-server.ts';
 import { runLoad } from '../src/platform/live/net/load.ts';
@@ -495,9 +495,7 @@ async function serverRole(kind: ServerKind): Promise<void> {
 async function clientRole(kind: ServerKind): Promise<void> {
   // Sized so the whole message is --size bytes, like the echo servers' payloads.
   const size = Number(argument('--size'));
-  const overhead = echo.messages.encode({ type: 'echo', data: new Uint8Array(size) }).length - size;
-  const data = new Uint8Array(Math.max(0, size - overhead)).fill(0x5a);
-  const echoPayload = echo.messages.encode({ type: 'echo', data });
+  const echoPayload = echoMessageOfSize(size);
   const result = await runLoad({
     target: `127.0.0.1:${argument('--port')}`,
     actor: 1,

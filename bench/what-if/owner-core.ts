@@ -26,7 +26,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { echo } from '../../examples/echo.ts';
+import { echo, echoMessageOfSize } from '../../src/apps/echo/echo-actor.ts';
 import { DmoDomain } from '../../src/dmo/domain.ts';
 import { actorId } from '../../src/ids.ts';
 import { startRawEchoServer } from '../../src/platform/live/net/echo-server.ts';
@@ -198,8 +198,7 @@ async function openClientRole(
   durationMs: number,
 ): Promise<void> {
   const size = 64;
-  const overhead = echo.messages.encode({ type: 'echo', data: new Uint8Array(size) }).length - size;
-  const payload = echo.messages.encode({ type: 'echo', data: new Uint8Array(size - overhead).fill(0x5a) });
+  const payload = echoMessageOfSize(size);
   const result = await runLoad({
     target: `127.0.0.1:${port}`,
     actor: 1,
@@ -370,8 +369,7 @@ async function compare(
 function jsCost(): void {
   const domain = echoDomain();
   const size = 64; // the whole message, as the bench's client sizes it
-  const overhead = echo.messages.encode({ type: 'echo', data: new Uint8Array(size) }).length - size;
-  const message = echo.messages.encode({ type: 'echo', data: new Uint8Array(size - overhead).fill(0x5a) });
+  const message = echoMessageOfSize(size);
   const count = 1 << 14;
   const frames: Uint8Array[] = [];
   for (let i = 0; i < count; i++) {

@@ -11,7 +11,7 @@
 
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { echo } from '../apps/echo/echo-actor.ts';
+import { echoMessageOfSize } from '../apps/echo/echo-actor.ts';
 import { actorId } from '../ids.ts';
 import { startRawEchoServer } from '../platform/live/net/echo-server.ts';
 import { LiveNode } from '../platform/live/node/live-node.ts';
@@ -129,14 +129,8 @@ export async function runEchoCost(options: EchoCostOptions): Promise<EchoCostRes
   const warmupMs = options.warmupMs ?? 150;
   const outstanding = options.outstanding ?? 64;
   const messageBytes = options.messageBytes ?? 64;
-  // The echo actor's message, sized so that the whole encoded message is `messageBytes`; the bare
-  // server gets the same bytes (it never looks at them).
-  const overhead =
-    echo.messages.encode({ type: 'echo', data: new Uint8Array(messageBytes) }).length - messageBytes;
-  const payload = echo.messages.encode({
-    type: 'echo',
-    data: new Uint8Array(Math.max(0, messageBytes - overhead)).fill(0x5a),
-  });
+  // The bare server gets the same bytes as the nodes (it never looks at them).
+  const payload = echoMessageOfSize(messageBytes);
   const payloadHex = Buffer.from(payload).toString('hex');
   const raw = await startRawEchoServer({ host: '127.0.0.1', receiveBufferBytes: 4 * 1024 * 1024 });
   const nodes: LiveNode[] = [];

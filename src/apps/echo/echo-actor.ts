@@ -18,3 +18,15 @@ export const echo = defineActor({
   },
   cost: () => ({ instructions: 600, ipc: 1.5, mpki: 0.2 }),
 });
+
+/**
+ * An encoded echo request whose whole message is `totalBytes` long (codec framing included, data
+ * bytes 0x5a), so that a node and a protocol-less echo server can be sent messages of one size.
+ */
+export function echoMessageOfSize(totalBytes: number): Uint8Array {
+  const overhead = echo.messages.encode({ type: 'echo', data: new Uint8Array(0) }).length;
+  return echo.messages.encode({
+    type: 'echo',
+    data: new Uint8Array(Math.max(0, totalBytes - overhead)).fill(0x5a),
+  });
+}
