@@ -1299,9 +1299,14 @@ export class SocketCoreController implements NicDomain {
   #settleMigrations(): void {
     this.#decidedMigrations.clear();
     // The IN_PREPAREs still waiting here belong to migrations failed below: the replacement must
-    // not start them (it would buffer an actor whose caller was told it stays where it was).
-    for (let i = this.#pending.length - 1; i >= 0; i--)
-      if (this.#pending[i]?.[0] === IN_PREPARE) this.#pending.splice(i, 1);
+    // not start them (it would buffer an actor whose caller was told it stays where it was). The
+    // IN_MOVEDs (an adoption that came while the old thread was ending) belong to migrations
+    // settled below as done: the replacement starts with the actor where the table now says, not
+    // migrating, and would log a failed finishMigration for each.
+    for (let i = this.#pending.length - 1; i >= 0; i--) {
+      const kind = this.#pending[i]?.[0];
+      if (kind === IN_PREPARE || kind === IN_MOVED) this.#pending.splice(i, 1);
+    }
     for (const migration of [...this.#migrating.values()]) {
       if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
       else if (!migration.prepared) {
