@@ -32,6 +32,11 @@ export class LiveRequest implements SchedRequest {
   readonly timerId: number;
   /** The client whose datagram it came from (undefined for internal messages). */
   readonly client: LiveClient | undefined;
+  /**
+   * The request's entry in the socket core's shared dedup (SharedRequestDedup), or -1: a client's
+   * request as it arrived, not a message or a timer. Unused by NicController.
+   */
+  dedupEntry: number;
 
   constructor(
     actor: ActorId,
@@ -48,6 +53,7 @@ export class LiveRequest implements SchedRequest {
     this.payload = payload;
     this.timerId = timerId;
     this.client = client;
+    this.dedupEntry = -1;
   }
 
   /** Bytes of the work item a core runs for this request (see `writeWork`). */

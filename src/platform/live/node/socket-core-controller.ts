@@ -54,6 +54,7 @@ import type { CoreRingStats } from './domain-cores.ts';
 import type { LiveMigrationRecord } from './nic-controller.ts';
 import type { NicDomain } from './nic-domain.ts';
 import { RecentLog } from './recent-log.ts';
+import { type SharedDedupMemory, SharedRequestDedup } from './shared-request-dedup.ts';
 import type { SocketCoreActivation, SocketCoreData, SocketCoreHello } from './socket-core.ts';
 import {
   IN_ARRIVE,
@@ -165,6 +166,16 @@ function originKey(origin: ClientOrigin): string {
   return `${origin.endpoint.address}:${origin.endpoint.port}/${origin.requestId}`;
 }
 
+/** Client requests the dedup remembers (as NicController's). */
+const DEDUP_ENTRIES = 65_536;
+/**
+ * Bytes of remembered replies (SharedRequestDedup's arena): 256 bytes a reply on average before
+ * the reply bound, not the entry bound, decides how far back a retransmission is answered. Pages
+ * of a SharedArrayBuffer are committed as they are first written, so a node that answers little
+ * costs little of it.
+ */
+const DEDUP_REPLY_BYTES = 16 * 1024 * 1024;
+
 /** As NicController's: the last migrations and decisions /stats keeps. */
 const RECENT_ENTRIES = 256;
 /**
@@ -231,6 +242,8 @@ export class SocketCoreController implements NicDomain {
   readonly #link: ChannelLink;
   readonly #counters: Float64Array;
   readonly #countersBuffer: SharedArrayBuffer;
+  /** The dedup's memory: every core attaches it, so a replacement answers what the dead one did. */
+  readonly #dedup: SharedDedupMemory;
   /**
    * Host executions by actor and their handler time, counted here from the channel (the core's
    * block counts the NIC side; a replacement core keeps writing into the same block).
@@ -296,6 +309,10 @@ export class SocketCoreController implements NicDomain {
     });
     this.#countersBuffer = new SharedArrayBuffer(socketCoreSlots(options.catalog.length) * 8);
     this.#counters = new Float64Array(this.#countersBuffer);
+    this.#dedup = SharedRequestDedup.createMemory(
+      DEDUP_ENTRIES,
+      Math.max(DEDUP_REPLY_BYTES, 8 * (options.maxFrameBytes + 8)),
+    );
   }
 
   static async start(options: SocketCoreControllerOptions, link: ChannelLink): Promise<SocketCoreController> {
@@ -513,7 +530,7 @@ export class SocketCoreController implements NicDomain {
     }
     // Core 0 and the warm spare start together: the spare's start-up is over by the time the node
     // serves (it would otherwise take CPU from the first requests).
-    const { core, first } = this.#newThread(this.#activation(o.port, 1, false));
+    const { core, first } = this.#newThread(this.#activation(o.port, 1, false, 0));
     const [hello] = await Promise.all([this.#serveWith(core, first), this.#startSpare()]);
     if (hello.kind !== 'ready') {
       await this.#stopCore();
@@ -543,7 +560,12 @@ export class SocketCoreController implements NicDomain {
   }
 
   /** What a core starts serving with: the node's state now. */
-  #activation(port: number, bindTries: number, rearmTimers: boolean): SocketCoreActivation {
+  #activation(
+    port: number,
+    bindTries: number,
+    rearmTimers: boolean,
+    forwardsRead: number,
+  ): SocketCoreActivation {
     const domains: [ActorId, Domain][] = [];
     for (const entry of this.table.values()) {
       if (entry.location.domain === 'nic' || entry.location.domain === 'host')
@@ -559,6 +581,7 @@ export class SocketCoreController implements NicDomain {
       port,
       bindTries,
       rearmTimers,
+      forwardsRead,
     };
   }
 
@@ -576,6 +599,7 @@ export class SocketCoreController implements NicDomain {
       workRing: work.memory,
       resultRing: results.memory,
       counters: this.#countersBuffer,
+      dedup: this.#dedup,
       catalog: o.catalog,
       policy: o.policy,
       scheduler: o.scheduler,
@@ -1123,7 +1147,8 @@ export class SocketCoreController implements NicDomain {
    * terminated (closing the socket with it), the actor deregistered (here, on the host, and in the
    * replacement core), and a replacement core binds the same port; the request that was running
    * gets IPIPE_ERR_ACTOR_DEREGISTERED through it. Datagrams that arrive while the port is unbound
-   * are refused by the kernel (the client retransmits); the dedup cache dies with the thread.
+   * are refused by the kernel (the client retransmits); the dedup memory is shared
+   * (SharedRequestDedup): the replacement answers retransmissions of what the dead core answered.
    */
   #checkWatchdog(): void {
     if (this.#replacing || this.#stopped) return;
@@ -1194,7 +1219,10 @@ export class SocketCoreController implements NicDomain {
     }
     old.work.close();
     old.results.close();
-    // Forwards left unread in the dead core's result ring are lost (their clients retransmit).
+    // Forwards left unread in the dead core's result ring are lost (their clients retransmit): the
+    // replacement forgets their dedup entries, so those retransmissions run (SharedRequestDedup).
+    // No more are read from here on: the old pump stops once the replacement is core 0.
+    const forwardsRead = this.#forwardsRead;
     this.#forwardsRead = counters[SLOT_FORWARDS] as number;
     this.#salvageWork();
     if (this.#stopped) {
@@ -1211,7 +1239,7 @@ export class SocketCoreController implements NicDomain {
     // (its whole start-up). Either retries the bind while the old socket is being closed.
     const spare = this.#spare;
     this.#spare = undefined;
-    const activation = this.#activation(this.#bound.port, REBIND_TRIES, true);
+    const activation = this.#activation(this.#bound.port, REBIND_TRIES, true, forwardsRead);
     let hello: SocketCoreHello;
     try {
       if (spare?.ready === true) {
@@ -1271,9 +1299,14 @@ export class SocketCoreController implements NicDomain {
   #settleMigrations(): void {
     this.#decidedMigrations.clear();
     // The IN_PREPAREs still waiting here belong to migrations failed below: the replacement must
-    // not start them (it would buffer an actor whose caller was told it stays where it was).
-    for (let i = this.#pending.length - 1; i >= 0; i--)
-      if (this.#pending[i]?.[0] === IN_PREPARE) this.#pending.splice(i, 1);
+    // not start them (it would buffer an actor whose caller was told it stays where it was). The
+    // IN_MOVEDs (an adoption that came while the old thread was ending) belong to migrations
+    // settled below as done: the replacement starts with the actor where the table now says, not
+    // migrating, and would log a failed finishMigration for each.
+    for (let i = this.#pending.length - 1; i >= 0; i--) {
+      const kind = this.#pending[i]?.[0];
+      if (kind === IN_PREPARE || kind === IN_MOVED) this.#pending.splice(i, 1);
+    }
     for (const migration of [...this.#migrating.values()]) {
       if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
       else if (!migration.prepared) {

@@ -123,6 +123,7 @@ export const SOCKET_CORE_DROP_REASONS = Object.freeze([
   'decode',
   'socket-closed',
   'stopping',
+  'reply-expired',
   'other',
 ] as const);
 

@@ -38,7 +38,12 @@ import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
-import { NOT_FOUND, RequestDedup } from './request-dedup.ts';
+import {
+  NOT_FOUND,
+  PHASE_STARTED,
+  type SharedDedupMemory,
+  SharedRequestDedup,
+} from './shared-request-dedup.ts';
 import {
   dropSlot,
   IN_ARRIVE,
@@ -84,6 +89,8 @@ export interface SocketCoreData {
   readonly workRing: RingMemory;
   readonly resultRing: RingMemory;
   readonly counters: SharedArrayBuffer;
+  /** The dedup entries and remembered replies, shared by core 0 and its replacements. */
+  readonly dedup: SharedDedupMemory;
   readonly catalog: readonly CatalogEntry[];
   readonly policy: SchedulerPolicy;
   readonly scheduler: Partial<SchedulerSettings>;
@@ -122,6 +129,11 @@ export interface SocketCoreActivation {
    * had armed died with it; each actor's timers are in its heap, DmoStateStore).
    */
   readonly rearmTimers: boolean;
+  /**
+   * Forwards the controller had read from the previous core (0 for the first): entries of
+   * requests forwarded past it never reached the host, and are forgotten (SharedRequestDedup).
+   */
+  readonly forwardsRead: number;
 }
 
 /** The core's first message: the port it bound, or why it could not; a spare says it is ready. */
@@ -130,9 +142,6 @@ export type SocketCoreHello =
   | { readonly kind: 'bind-failed'; readonly message: string }
   | { readonly kind: 'spare' };
 
-const DEDUP_ENTRIES = 65_536;
-/** As NicController's: reply frames are cut from slabs (no ArrayBuffer per reply). */
-const REPLY_SLAB_BYTES = 64 * 1024;
 /** Management tick while idle / busy (ms), as NicController's. */
 const MANAGE_IDLE_MS = 1;
 const MANAGE_BUSY_MS = 10;
@@ -219,9 +228,9 @@ let socket = newSocket();
 let socketClosed = false;
 let stopping = start.stopping;
 const clients = new ClientDirectory();
-const dedup = new RequestDedup(DEDUP_ENTRIES);
-let replySlab = new Uint8Array(REPLY_SLAB_BYTES);
-let replySlabUsed = 0;
+// The dead core's entries and replies, if this core replaces one: a retransmission of a request
+// it answered is answered from them (at-most-once across a replacement).
+const dedup = SharedRequestDedup.attach(data.dedup, start.forwardsRead);
 
 function send(bytes: Uint8Array, port: number, address: string): void {
   if (socketClosed) {
@@ -231,16 +240,12 @@ function send(bytes: Uint8Array, port: number, address: string): void {
   socket.send(bytes, port, address);
 }
 
-/** `size` bytes for a reply frame that stays valid while referenced (NicController's rule). */
+/**
+ * `size` bytes for a reply frame, in the shared dedup's arena: the frame is written where it is
+ * remembered (no copy), and a replacement core finds it there.
+ */
 function replyFrame(size: number): Uint8Array {
-  if (size > REPLY_SLAB_BYTES >> 3) return new Uint8Array(size);
-  if (replySlabUsed + size > REPLY_SLAB_BYTES) {
-    replySlab = new Uint8Array(REPLY_SLAB_BYTES);
-    replySlabUsed = 0;
-  }
-  const at = replySlabUsed;
-  replySlabUsed = (at + size + 7) & ~7;
-  return replySlab.subarray(at, at + size);
+  return dedup.replyFrame(size);
 }
 
 /**
@@ -337,6 +342,15 @@ function publish(soon = true): void {
 }
 
 function forward(request: LiveRequest): void {
+  // The k-th forward (k = FORWARDS after it): a replacement keeps its dedup entry only if the
+  // controller read it (SocketCoreActivation.forwardsRead).
+  if (request.dedupEntry >= 0 && request.client !== undefined && request.origin.kind === 'client')
+    dedup.setPhase(
+      request.dedupEntry,
+      request.client.clientId,
+      request.origin.requestId,
+      (counters[SLOT_FORWARDS] as number) + 1,
+    );
   out.reset();
   out.u8(OUT_FORWARD);
   out.u32(request.actor);
@@ -479,6 +493,9 @@ function run(request: LiveRequest): void {
   // in hand and reads the stats must find the execution counted (a failed handler counts too).
   const known = byId.get(actor);
   if (known) counters[known.slot]! += 1;
+  // From here the request counts as run: a replacement never runs it again.
+  if (request.dedupEntry >= 0 && origin.kind === 'client' && request.client !== undefined)
+    dedup.setPhase(request.dedupEntry, request.client.clientId, origin.requestId, PHASE_STARTED);
   running = request;
   try {
     const instance = instanceOf(actor);
@@ -568,6 +585,9 @@ function onDatagram(message: Buffer, remote: RemoteInfo): void {
     counters[SLOT_DUPLICATES]! += 1;
     const cached = dedup.reply(seen);
     if (cached) send(cached, remote.port, remote.address);
+    // Answered so long ago that newer replies overwrote it: nothing to resend, and it never runs
+    // again (at-most-once); its client times out.
+    else if (dedup.replyExpired(seen)) drop('reply-expired');
     return;
   }
   if (stopping) {
@@ -586,7 +606,7 @@ function onDatagram(message: Buffer, remote: RemoteInfo): void {
   }
   const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
   const request = new LiveRequest(target, origin, payload, 0, client, wallNsAt(nowMs));
-  dedup.add(frame.clientId, frame.requestId, request.arrivalNs);
+  request.dedupEntry = dedup.add(frame.clientId, frame.requestId, request.arrivalNs);
   scheduler.arrive(request, request.arrivalNs);
   pump();
 }

@@ -78,7 +78,7 @@ test('the dedup table remembers exactly what a FIFO-bounded map would, with the 
     fc.property(
       fc.integer({ min: 1, max: 12 }),
       fc.nat(),
-      fc.array(opArb(20), { maxLength: 300 }),
+      fc.array(opArb(20), { maxLength: 300, size: 'max' }),
       (capacity, hashSeed, ops) => run(capacity, hashSeed, ops),
     ),
     { numRuns: 300, seed },

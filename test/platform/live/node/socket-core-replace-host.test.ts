@@ -21,7 +21,9 @@ test('ingress core: host requests in flight across a core replacement run once a
     ingress: 'core',
     catalog: [entry(1, 'staller'), entry(2, 'runaway')],
     hostCores: 1,
-    watchdogMs: 200,
+    // The limit applies to host cores too: a 150 ms handler preempted on a loaded 2-vCPU machine
+    // passed 200 ms and the host's watchdog deregistered the staller (seen once at load ~6).
+    watchdogMs: 400,
     placement: { staller: 'host' },
     scheduler: { enableMigration: false, enableDowngrade: false },
   });

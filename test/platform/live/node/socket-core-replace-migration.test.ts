@@ -22,7 +22,8 @@ test('ingress core: a host -> NIC migration under way survives a core replacemen
     ingress: 'core',
     catalog: [entry(1, 'staller'), entry(2, 'runaway')],
     hostCores: 1,
-    watchdogMs: 200,
+    // The limit applies to host cores too: headroom over the staller's 250 ms for a loaded machine.
+    watchdogMs: 400,
     placement: { staller: 'host' },
     scheduler: { enableMigration: false, enableDowngrade: false },
   });
@@ -38,9 +39,9 @@ test('ingress core: a host -> NIC migration under way survives a core replacemen
   try {
     await client.call(2, runaway.messages, runawayReplies, { type: 'ping' });
     await client.call(1, staller.messages, stallerReplies, { type: 'stall', id: 0, ms: 1 });
-    // 600 ms of work queued on the host: the image leaves only after it, well after the watchdog.
+    // 1 s of work queued on the host: the image leaves only after it, well after the watchdog.
     const queued = [1, 2, 3, 4].map((id) =>
-      client.call(1, staller.messages, stallerReplies, { type: 'stall', id, ms: 150 }).catch(() => undefined),
+      client.call(1, staller.messages, stallerReplies, { type: 'stall', id, ms: 250 }).catch(() => undefined),
     );
     const deadline = performance.now() + 2_000;
     while (node.stats().requests < 6 && performance.now() < deadline)
