@@ -71,11 +71,13 @@ export class Random {
   readonly seed: number;
   /** The fork path from the root generator ("" for the root, "nic0/core3" for a grandchild). */
   readonly label: string;
-  // xoshiro128** state as int32 (V8 keeps these as small integers, no boxing).
-  #s0: number;
-  #s1: number;
-  #s2: number;
-  #s3: number;
+  // xoshiro128** state as int32 (V8 keeps these as small integers, no boxing). Initialized here:
+  // a field declared without a value is `undefined` first, and V8 then types it "any value", so
+  // every read of the state in `nextU32` checked for a boxed number (see event-heap.ts).
+  #s0 = 0;
+  #s1 = 0;
+  #s2 = 0;
+  #s3 = 0;
 
   constructor(seed: number, label = '') {
     checkSeed(seed);

@@ -119,8 +119,10 @@ export class ActorTable implements Iterable<ActorTableEntry> {
   readonly #idByName = new Map<string, ActorId>();
   // Ids removed and not reused, only so `require` can say "removed" rather than "never known".
   readonly #removed = new Set<ActorId>();
-  readonly #firstId: number;
-  #nextId: number;
+  // `= 0` where declared, the constructor sets the value: a field that starts `undefined` is typed
+  // "any value" by V8, so its numbers are boxed and each read checks (see event-heap.ts).
+  readonly #firstId: number = 0;
+  #nextId: number = 0;
 
   constructor(options: ActorTableOptions = {}) {
     const firstId = options.firstId ?? 1;

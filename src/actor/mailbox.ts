@@ -21,7 +21,9 @@ export class Mailbox<T> {
   #slots: (T | undefined)[];
   #head = 0;
   #length = 0;
-  readonly #bound: number;
+  // `= 0` where declared, the constructor sets the value: a field that starts `undefined` is typed
+  // "any value" by V8, so its numbers are boxed and each read checks (see event-heap.ts).
+  readonly #bound: number = 0;
 
   /** @param bound the most messages it may hold; `Infinity` (default) grows without limit. */
   constructor(bound = Number.POSITIVE_INFINITY) {

@@ -15,8 +15,10 @@
  */
 
 export class Ewma {
-  #weight: number;
-  #warmupSamples: number;
+  // `= 0` where declared, the constructor sets the value: a field that starts `undefined` is typed
+  // "any value" by V8, so its numbers are boxed and each read checks (see event-heap.ts).
+  #weight: number = 0;
+  #warmupSamples: number = 0;
   #mean = 0;
   #variance = 0;
   #samples = 0;
@@ -87,7 +89,7 @@ export class Ewma {
  * (as zero), so a rate decays when traffic stops.
  */
 export class WindowedEwma {
-  #weight: number;
+  #weight: number = 0;
   #value = 0;
   #accumulator = 0;
   #windows = 0;

@@ -170,7 +170,9 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   readonly #drrLatency: Ewma;
   #windowStartNs = 0;
   /** `settings.windowNs` (settings are frozen): read on every clock advance. */
-  readonly #windowNs: number;
+  // `= 0` where declared, the constructor sets the value: a field that starts `undefined` is typed
+  // "any value" by V8, so its numbers are boxed and each read checks (see event-heap.ts).
+  readonly #windowNs: number = 0;
   #lastNowNs = 0;
   /** The record `#actorOf` found last (records are never replaced or removed from the map). */
   #lastActorId = -1;
@@ -188,7 +190,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #hostActors = 0;
   readonly #quantumFor: (actor: ActorRecord<R>) => number;
   /** Samples an actor's EWMA needs before its dispersion is trusted (its warm-up, 1/w). */
-  readonly #warmSamples: number;
+  readonly #warmSamples: number = 0;
 
   constructor(options: HybridSchedulerOptions) {
     if (!Number.isInteger(options.cores) || options.cores < 1) {

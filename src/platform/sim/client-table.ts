@@ -25,13 +25,19 @@ const FREE = 0;
 const ACTIVE = 1;
 const PASSIVE = 2;
 
+// Fields start with a value of their final kind (an empty table, 0), not `undefined`: V8 types a
+// field by its first value, and `undefined` then a number or table makes it "any value" — boxed
+// numbers, a type check per read (see event-heap.ts).
+const EMPTY_FLOAT64 = new Float64Array(0);
+const EMPTY_UINT8 = new Uint8Array(0);
+
 export class ClientTable {
-  #ids: Float64Array;
-  #sentAtNs: Float64Array;
+  #ids: Float64Array = EMPTY_FLOAT64;
+  #sentAtNs: Float64Array = EMPTY_FLOAT64;
   /** Per slot: FREE, or the entry's mode (ACTIVE, PASSIVE). */
-  #states: Uint8Array;
+  #states: Uint8Array = EMPTY_UINT8;
   #sinks: (ReplySink | undefined)[];
-  #mask: number;
+  #mask: number = 0;
   #size = 0;
   /** Entries not in their home slot. While there are none, a removal moves nothing. */
   #displaced = 0;

@@ -101,9 +101,13 @@ function standardExponentialSlow(random: Random, firstLayer: number, firstPositi
   }
 }
 
+// The samplers' numeric fields start at 0 where they are declared, then take their value in the
+// constructor: a field declared without a value is `undefined` first, and V8 then types it "any
+// value", so each `sample` checked for a boxed number before reading its mean (see event-heap.ts).
+
 /** Exponential with the given mean (memoryless service times and inter-arrival gaps). */
 export class ExponentialSampler implements Sampler {
-  readonly mean: number;
+  readonly mean: number = 0;
 
   constructor(mean: number) {
     checkPositive('exponential mean', mean);
@@ -120,8 +124,8 @@ export class ExponentialSampler implements Sampler {
  * mean 10^9 / rate. The number of arrivals in any window of T ns is then Poisson(rate · T / 10^9).
  */
 export class PoissonArrivalSampler implements Sampler {
-  readonly ratePerSecond: number;
-  readonly meanGapNs: number;
+  readonly ratePerSecond: number = 0;
+  readonly meanGapNs: number = 0;
 
   constructor(ratePerSecond: number) {
     checkPositive('Poisson arrival rate (per second)', ratePerSecond);
@@ -140,10 +144,10 @@ export class PoissonArrivalSampler implements Sampler {
  * starkest form: no variance within a mode.
  */
 export class BimodalPointSampler implements Sampler {
-  readonly a: number;
-  readonly b: number;
-  readonly probabilityA: number;
-  readonly mean: number;
+  readonly a: number = 0;
+  readonly b: number = 0;
+  readonly probabilityA: number = 0;
+  readonly mean: number = 0;
 
   constructor(a: number, b: number, probabilityA: number) {
     if (!(Number.isFinite(a) && Number.isFinite(b))) throw new RangeError(`bimodal values must be finite`);
@@ -165,10 +169,10 @@ export class BimodalPointSampler implements Sampler {
  * each mode has exponential spread, which is what measured service times look like.
  */
 export class BimodalExponentialSampler implements Sampler {
-  readonly meanA: number;
-  readonly meanB: number;
-  readonly probabilityA: number;
-  readonly mean: number;
+  readonly meanA: number = 0;
+  readonly meanB: number = 0;
+  readonly probabilityA: number = 0;
+  readonly mean: number = 0;
 
   constructor(meanA: number, meanB: number, probabilityA: number) {
     checkPositive('bimodal meanA', meanA);
@@ -188,9 +192,9 @@ export class BimodalExponentialSampler implements Sampler {
 
 /** Uniform on [lo, hi). */
 export class UniformSampler implements Sampler {
-  readonly lo: number;
-  readonly hi: number;
-  readonly mean: number;
+  readonly lo: number = 0;
+  readonly hi: number = 0;
+  readonly mean: number = 0;
 
   constructor(lo: number, hi: number) {
     if (!(Number.isFinite(lo) && Number.isFinite(hi) && lo <= hi)) {
@@ -208,8 +212,8 @@ export class UniformSampler implements Sampler {
 
 /** Always `value` (fixed costs; it draws nothing, so it leaves the stream untouched). */
 export class DeterministicSampler implements Sampler {
-  readonly value: number;
-  readonly mean: number;
+  readonly value: number = 0;
+  readonly mean: number = 0;
 
   constructor(value: number) {
     if (!Number.isFinite(value)) throw new RangeError(`deterministic value must be finite, got ${value}`);
@@ -228,9 +232,9 @@ export class DeterministicSampler implements Sampler {
  * sampler). `LogNormalSampler.fromMean(mean, sigma)` picks mu so the mean is `mean`.
  */
 export class LogNormalSampler implements Sampler {
-  readonly mu: number;
-  readonly sigma: number;
-  readonly mean: number;
+  readonly mu: number = 0;
+  readonly sigma: number = 0;
+  readonly mean: number = 0;
 
   constructor(mu: number, sigma: number) {
     if (!Number.isFinite(mu)) throw new RangeError(`lognormal mu must be finite, got ${mu}`);
@@ -269,11 +273,11 @@ export class LogNormalSampler implements Sampler {
  * needs popular keys spread over the key space (YCSB's "scrambled Zipfian").
  */
 export class ZipfSampler implements Sampler {
-  readonly n: number;
-  readonly exponent: number;
-  readonly #hIntegralX1: number;
-  readonly #hIntegralN: number;
-  readonly #squeeze: number;
+  readonly n: number = 0;
+  readonly exponent: number = 0;
+  readonly #hIntegralX1: number = 0;
+  readonly #hIntegralN: number = 0;
+  readonly #squeeze: number = 0;
 
   constructor(n: number, exponent: number) {
     if (!(Number.isSafeInteger(n) && n >= 1)) throw new RangeError(`Zipf n must be an integer ≥ 1, got ${n}`);

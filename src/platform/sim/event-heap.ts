@@ -127,6 +127,19 @@ export const TAKE_LATER = -2;
 const COMPACT_MIN_CANCELLED = 64;
 const DEFAULT_CAPACITY = 1024;
 
+/**
+ * Every field of `EventHeap` is initialized where it is declared, numbers with a number and tables
+ * with an empty table of the same type (the constructor then sizes them). A class field declared
+ * without an initializer holds `undefined` until the constructor assigns it, and V8 records the
+ * field's type from the first value: `undefined`, then a number, makes a field of "any value". Its
+ * numbers were then boxed — a heap number allocated by every store of a time past 2^31 ns (2.1
+ * simulated seconds), twice per clock move in `takeNext` — and every read of a table re-checked
+ * which kind of array it had. Starting from a value of the right kind, the field stays a small
+ * integer (then an in-place double) and a table field's type is known to the optimizing compiler.
+ */
+const EMPTY_INT32 = new Int32Array(0);
+const EMPTY_FLOAT64 = new Float64Array(0);
+
 function grownFloat64(old: Float64Array, capacity: number, fill = 0): Float64Array {
   const next = new Float64Array(capacity);
   if (fill !== 0) next.fill(fill, old.length);
@@ -147,18 +160,18 @@ function lowestBit(word: number): number {
 
 export class EventHeap {
   // Events ("slots"), indexed by slot.
-  #kinds: Int32Array;
-  #argsA: Float64Array;
-  #argsB: Float64Array;
+  #kinds: Int32Array = EMPTY_INT32;
+  #argsA: Float64Array = EMPTY_FLOAT64;
+  #argsB: Float64Array = EMPTY_FLOAT64;
   /** Low 27 bits of each event's sequence number: the tag that tells its handle from stale ones. */
-  #seqTags: Int32Array;
+  #seqTags: Int32Array = EMPTY_INT32;
   /** The next event in the same wheel slot or bucket, or NONE. */
-  #nextInList: Int32Array;
-  #freeSlots: Int32Array;
+  #nextInList: Int32Array = EMPTY_INT32;
+  #freeSlots: Int32Array = EMPTY_INT32;
   #freeSlotCount = 0;
   /** Slots at and above this index have never been used (so the free list needs no prefill). */
   #slotsUsed = 0;
-  #capacity: number;
+  #capacity = 0;
 
   // The wheel: events in [now, windowEnd), windowEnd ≤ now + WHEEL_SPAN.
   /**
@@ -169,21 +182,21 @@ export class EventHeap {
    */
   readonly #wheel = new Int32Array(WHEEL_TABLES).fill(NONE, 0, WHEEL_SPAN);
   /** The time of the last event taken (or the start): no stored event is earlier. */
-  #nowNs: number;
+  #nowNs = 0;
   /** Events before this time are in the wheel; events at or after it are in the heap. */
-  #windowEndNs: number;
+  #windowEndNs = 0;
 
   // The heap of buckets (events at or after windowEnd), by position, ordered by time alone.
-  #heapTimes: Float64Array;
-  #heapBuckets: Int32Array;
+  #heapTimes: Float64Array = EMPTY_FLOAT64;
+  #heapBuckets: Int32Array = EMPTY_INT32;
   #size = 0;
   // Buckets, indexed by bucket.
-  #bucketTimes: Float64Array;
-  #bucketHeads: Int32Array;
-  #bucketTails: Int32Array;
+  #bucketTimes: Float64Array = EMPTY_FLOAT64;
+  #bucketHeads: Int32Array = EMPTY_INT32;
+  #bucketTails: Int32Array = EMPTY_INT32;
   /** Creation order of buckets, to merge several buckets of one time in FIFO order. */
-  #bucketSeqs: Float64Array;
-  #freeBuckets: Int32Array;
+  #bucketSeqs: Float64Array = EMPTY_FLOAT64;
+  #freeBuckets: Int32Array = EMPTY_INT32;
   #freeBucketCount = 0;
   #bucketsUsed = SENTINEL_BUCKET + 1;
   #nextBucketSeq = 0;

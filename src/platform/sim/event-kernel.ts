@@ -132,7 +132,12 @@ export class EventKernel {
   /** The handler for each kind; index 0 runs closures. A dense array, so a kind is one index load. */
   readonly #handlers: EventHandler[] = [];
   readonly #kindNames: string[] = [];
-  #nowNs: number;
+  /**
+   * Initialized here, not only in the constructor: a field declared without a value holds
+   * `undefined` first, and V8 then types it "any value" — each store of a time past 2^31 ns (2.1
+   * simulated seconds) allocated a heap number, once per event in `#fire` (see event-heap.ts).
+   */
+  #nowNs = 0;
   #eventsProcessed = 0;
   #running = false;
   #stopRequested = false;
@@ -369,7 +374,9 @@ export class EventKernel {
         progressCountdown = progressEvery;
         onProgress(this.#nowNs, this.#eventsProcessed);
       }
-      if (this.#stopRequested) return STOP_REQUESTED;
+      // `=== true`, not truthiness: V8 compiled the bare test of this field as a generic ToBoolean
+      // (false, '', an undetectable object, a number, a BigInt…) on every event.
+      if (this.#stopRequested === true) return STOP_REQUESTED;
     }
     return STOP_MAX_EVENTS;
   }

@@ -161,6 +161,11 @@ const VALIDATED_COST_CALLS = 64;
 const SILENT_LOG: ActorLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const CLIENT_ADDRESS = 'client';
 
+// Fields start with a value of their final kind (an empty table, 0), not `undefined`: V8 types a
+// field by its first value, and `undefined` then a number or table makes it "any value" — boxed
+// numbers, a type check per read (see event-heap.ts).
+const EMPTY_FLOAT64 = new Float64Array(0);
+
 export class SimNode {
   readonly id: NodeId;
   readonly timing: SimTiming;
@@ -181,28 +186,28 @@ export class SimNode {
   #lastInstanceId = -1;
   #lastInstance: ActorInstance | undefined = undefined;
   readonly #ports: ActorPorts;
-  readonly #ingressLimit: number;
-  readonly #watchdogNs: number;
-  readonly #manageEveryNs: number;
+  readonly #ingressLimit: number = 0;
+  readonly #watchdogNs: number = 0;
+  readonly #manageEveryNs: number = 0;
   /** Frames from the wire go straight to the cores' queue: on-path, or no software dispatcher. */
   readonly #wireToCores: boolean;
 
   // NIC cores
   readonly #nicBusy: boolean[];
   /** How many NIC cores are not busy: under load it is 0 on most arrivals, and the pump stops at once. */
-  #nicIdleCores: number;
+  #nicIdleCores: number = 0;
   /** Bit i set: NIC core i (i < 32) is not busy. Mirrors #nicBusy for the pump's find-first-set. */
-  #nicIdleMask: number;
+  #nicIdleMask: number = 0;
   /**
    * The actor whose request each NIC core runs (all `#nicDone` needs of it). A number in a typed
    * table rather than the request object: storing a new object into an old array costs a write
    * barrier's slow path per packet.
    */
-  readonly #nicActor: Float64Array;
+  readonly #nicActor: Float64Array = EMPTY_FLOAT64;
   readonly #nicOutbox: Outbox[];
-  readonly #nicBusyNs: Float64Array;
+  readonly #nicBusyNs: Float64Array = EMPTY_FLOAT64;
   /** The declared handler time of what each NIC core runs (for the watchdog at completion). */
-  readonly #nicHandlerNs: Float64Array;
+  readonly #nicHandlerNs: Float64Array = EMPTY_FLOAT64;
   readonly #egress = new Mailbox<Outbound>();
   #outbox: Outbox | null = null;
 
@@ -211,7 +216,7 @@ export class SimNode {
   readonly #hostBusy: boolean[];
   readonly #hostRequest: (SimRequest | null)[];
   readonly #hostOutbox: Outbox[];
-  readonly #hostBusyNs: Float64Array;
+  readonly #hostBusyNs: Float64Array = EMPTY_FLOAT64;
   readonly #hostPending = new Map<ActorId, number>();
 
   // the link: each direction a FIFO at line rate

@@ -26,7 +26,9 @@ export class LatencyRecorder {
   answered = 0;
   refused = 0;
   #sumNs = 0;
-  readonly #fromNs: number;
+  // `= 0` where declared, the constructor sets the value: a field that starts `undefined` is typed
+  // "any value" by V8, so its numbers are boxed and each read checks (see event-heap.ts).
+  readonly #fromNs: number = 0;
 
   constructor(fromNs: number) {
     this.#fromNs = fromNs;
@@ -71,11 +73,13 @@ export class OpenLoopSource {
   readonly #kernel: EventKernel;
   readonly #random: Random;
   readonly #make: RequestMaker;
-  readonly #meanGapNs: number;
-  readonly #endNs: number;
-  readonly #sendAhead: number;
+  // `= 0` where declared, the constructor sets the value: a field that starts `undefined` is typed
+  // "any value" by V8, so its numbers are boxed and each read checks (see event-heap.ts).
+  readonly #meanGapNs: number = 0;
+  readonly #endNs: number = 0;
+  readonly #sendAhead: number = 0;
   readonly #kind: EventKind;
-  #nextNs: number;
+  #nextNs: number = 0;
 
   constructor(options: {
     readonly node: SimNode;
@@ -129,7 +133,7 @@ export class ClosedLoopClients {
   readonly #kernel: EventKernel;
   readonly #random: Random;
   readonly #make: RequestMaker;
-  readonly #endNs: number;
+  readonly #endNs: number = 0;
 
   constructor(options: {
     readonly node: SimNode;
