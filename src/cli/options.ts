@@ -92,10 +92,16 @@ export function parseIntegerIn(option: string, min: number, max: number): (value
   };
 }
 
+/**
+ * A plain decimal such as `0.5`, `.5` or `5e-1`. Number() alone also reads `0x1`, `0b1` and
+ * `0o1` as 1, which would turn a typo into a run at full load.
+ */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
+
 /** A fraction in (0, 1]: loads, shares. */
 export function parseFraction(option: string, value: string): number {
   const n = Number(value);
-  if (!(n > 0 && n <= 1) || value.trim() === '') {
+  if (!(n > 0 && n <= 1) || !DECIMAL.test(value.trim())) {
     throw new UsageError(`${option} must be a number in (0, 1], got "${value}"`);
   }
   return n;
@@ -158,8 +164,21 @@ export function resolveNic(value: string): ResolvedNic {
     const profile = looksLikeFile ? loadProfileFile(value) : getNicProfile(value);
     if (profile.kind !== 'nic')
       throw new UsageError(`--nic needs a NIC profile, "${value}" is a host profile`);
+    // The commands run a NIC in a built-in host; hostOf's own error would not name the field.
+    const hosts = knownHostNames();
+    if (!hosts.includes(profile.host)) {
+      throw new ConfigError(
+        'host',
+        `unknown host profile "${profile.host}"; known host profiles: ${hosts.join(', ')}`,
+      );
+    }
     return { nic: profile, host: hostOf(profile) };
   } catch (error) {
+    if (error instanceof ConfigError && !looksLikeFile && knownProfileNames().includes(value)) {
+      throw new UsageError(
+        `--nic: "${value}" is a host profile; --nic needs a NIC profile: ${knownNicNames().join(', ')}`,
+      );
+    }
     if (error instanceof ConfigError && !looksLikeFile) {
       throw new UsageError(
         `--nic: unknown profile "${value}"; known NIC profiles: ${knownNicNames().join(', ')} ` +
@@ -169,6 +188,10 @@ export function resolveNic(value: string): ResolvedNic {
     if (error instanceof ConfigError) throw new UsageError(`--nic ${value}: ${error.message}`);
     throw error;
   }
+}
+
+export function knownHostNames(): string[] {
+  return knownProfileNames().filter((name) => !knownNicNames().includes(name));
 }
 
 export function knownNicNames(): string[] {
