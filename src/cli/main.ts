@@ -116,9 +116,25 @@ function buildProgram(): Command {
 
   program
     .command('profiles')
-    .description('list the built-in hardware profiles (NICs and hosts)')
+    .description(
+      'list the built-in hardware profiles (NICs and hosts); with a name, print that profile whole, as a JSON profile file to copy and edit',
+    )
+    .argument('[name]', 'a built-in profile to print whole (save it, edit it, pass the file as --nic)')
     .option('--json', 'print one JSON document instead of text')
-    .action((options) => {
+    .action((name, options) => {
+      if (name !== undefined) {
+        // The whole profile, every field: the starting point for someone's own card. Printed as
+        // the file format itself (so `> my-card.json` is a valid --nic file); --json wraps it.
+        if (!knownProfileNames().includes(name)) {
+          throw new UsageError(
+            `profiles: unknown profile "${name}"; known profiles: ${knownProfileNames().join(', ')}`,
+          );
+        }
+        const profile = getProfile(name);
+        if (options.json === true) writeJson({ schemaVersion: 1, profile });
+        else writeJson(profile);
+        return;
+      }
       const profiles = knownProfileNames().map((name) => {
         const p = getProfile(name);
         return p.kind === 'nic'

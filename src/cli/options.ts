@@ -164,6 +164,15 @@ export function resolveNic(value: string): ResolvedNic {
     const profile = looksLikeFile ? loadProfileFile(value) : getNicProfile(value);
     if (profile.kind !== 'nic')
       throw new UsageError(`--nic needs a NIC profile, "${value}" is a host profile`);
+    // Results, file names and the paper's reference numbers all go by the profile's name: a
+    // changed card under a built-in's name would be written over that built-in's files and
+    // compared with the paper's measurements of a card it no longer is.
+    if (looksLikeFile && knownProfileNames().includes(profile.name)) {
+      throw new ConfigError(
+        'name',
+        `"${profile.name}" is a built-in profile's name; give your profile its own (e.g. "${profile.name}-mine")`,
+      );
+    }
     // The commands run a NIC in a built-in host; hostOf's own error would not name the field.
     const hosts = knownHostNames();
     if (!hosts.includes(profile.host)) {
