@@ -5,7 +5,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -99,4 +99,34 @@ test('profiles <name>: an unknown name lists the known ones (exit 2)', () => {
     run.stderr,
     /unknown profile "bluefield-2"; known profiles: liquidio-cn2350, .*xeon-e5-2620v4/,
   );
+});
+
+test('a card with fewer than 6 cores: characterize says Fig 5 is not measured and writes no empty chart', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-user-profile-'));
+  const file = join(dir, 'four-cores.json');
+  writeFileSync(file, JSON.stringify({ extends: 'stingray-ps225', name: 'four-cores', cores: { count: 4 } }));
+  const run = ipipe('characterize', '--nic', file, '--point-duration', '200us', '--seed', '1', '--out', dir);
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stderr, /Infinite extent|Warning/);
+  assert.match(
+    run.stdout,
+    /Fig 5, echo latency[^\n]*\n\s+not measured: it compares 6 and 12 cores; four-cores has 4\./,
+  );
+  assert.match(run.stderr, /chart latency not written/);
+  const files = readdirSync(dir);
+  assert.ok(!files.includes('characterize-four-cores-latency.svg'), files.join(','));
+  assert.ok(files.includes('characterize-four-cores-throughput.svg'), files.join(','));
+});
+
+test('an off-path card with one core is refused: its only core would be the software dispatcher', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-user-profile-'));
+  const file = join(dir, 'one-core.json');
+  writeFileSync(file, JSON.stringify({ extends: 'bluefield-1m332a', name: 'one-core', cores: { count: 1 } }));
+  const run = ipipe('experiment', 'scheduler', '--nic', file, '--loads', '0.5', '--duration', '1ms');
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(
+    run.stderr,
+    /cores\.count: an off-path NIC needs at least 2 cores \(one runs iPipe's software dispatcher\), got 1/,
+  );
+  assert.doesNotMatch(run.stderr, /\[1, 0\]/);
 });
