@@ -157,7 +157,8 @@ export function loadProfileFile(filePath: string): HardwareProfile {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // A byte-order mark (Notepad and other editors write one) is not JSON but not an error either.
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
     throw new ConfigError('', `profile file ${filePath} is not valid JSON: ${(error as Error).message}`, {
       cause: error,

@@ -164,3 +164,11 @@ test('every built-in survives JSON: printed whole (ipipe profiles <name>) it par
   // One-core on-path cards are fine (no dispatcher core): the 2-core rule is the off-path one's.
   assert.equal(parseProfile({ extends: 'liquidio-cn2350', name: 'x', cores: { count: 1 } }).cores.count, 1);
 });
+
+test('a profile file saved with a UTF-8 byte-order mark (as some Windows editors do) loads', () => {
+  const file = writeJson(
+    'with-bom.json',
+    `\uFEFF${JSON.stringify({ extends: 'stingray-ps225', name: 'bom-card' })}`,
+  );
+  assert.equal(loadProfileFile(file).name, 'bom-card');
+});
