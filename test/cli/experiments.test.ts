@@ -96,6 +96,11 @@ const usageErrors: [string, string[], RegExp][] = [
     /"xeon-e5-2620v4" is a host profile; --nic needs a NIC profile: liquidio-cn2350, liquidio-cn2360, bluefield-1m332a, stingray-ps225/,
   ],
   [
+    "characterize's --duration (the other experiments' word) points at --point-duration",
+    ['characterize', '--nic', 'stingray-ps225', '--duration', '5ms'],
+    /characterize has no --duration: its simulated time is set per measured point with --point-duration .*e\.g\. --point-duration 5ms/,
+  ],
+  [
     'an unknown distribution',
     ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--dist', 'pareto'],
     /Allowed choices are exponential, bimodal/,
