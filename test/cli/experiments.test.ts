@@ -101,6 +101,11 @@ const usageErrors: [string, string[], RegExp][] = [
     /characterize has no --duration: its simulated time is set per measured point with --point-duration .*e\.g\. --point-duration 5ms/,
   ],
   [
+    'a simulator-only option on a live app experiment (it would be silently dropped)',
+    ['experiment', 'rta', '--platform', 'live', '--nic', 'stingray-ps225', '--warmup', '1ms'],
+    /--nic, --warmup do not apply to --platform live: they set up the simulated run/,
+  ],
+  [
     'an unknown distribution',
     ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--dist', 'pareto'],
     /Allowed choices are exponential, bimodal/,
