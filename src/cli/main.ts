@@ -41,6 +41,7 @@ import {
   parseIntegerIn,
   parseLoads,
   parseSeed,
+  refuseFlags,
   resolveNic,
 } from './options.ts';
 import { table, writeJson, writeOut } from './output.ts';
@@ -248,7 +249,15 @@ function buildProgram(): Command {
     .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
     .option('--out <dir>', 'where to write JSON, CSV and SVG charts', 'out')
     .option('--json', 'print one JSON document instead of text')
-    .action(async (options) => {
+    .action(async (options, command) => {
+      if (options.dist === 'exponential') {
+        refuseFlags(
+          givenFlags(command),
+          ['--bimodal-share'],
+          '--dist exponential',
+          'it is the share of the bimodal mix: add --dist bimodal',
+        );
+      }
       await schedulerExperimentCommand({
         target: resolveNic(options.nic),
         dist: options.dist,

@@ -106,6 +106,11 @@ const usageErrors: [string, string[], RegExp][] = [
     /--nic, --warmup do not apply to --platform live: they set up the simulated run/,
   ],
   [
+    'a bimodal share with the exponential distribution (it would be silently dropped)',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--bimodal-share', '0.3'],
+    /--bimodal-share does not apply to --dist exponential: .*add --dist bimodal/,
+  ],
+  [
     'an unknown distribution',
     ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--dist', 'pareto'],
     /Allowed choices are exponential, bimodal/,
