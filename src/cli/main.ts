@@ -176,6 +176,10 @@ function buildProgram(): Command {
       '--nic <profile>',
       'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
     )
+    .option(
+      '--host <profile>',
+      'the server the NIC sits in: a built-in host profile or a path to a JSON one (default: the one the NIC profile names)',
+    )
     .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
     .addOption(
       new Option('--point-duration <time>', 'simulated traffic per measured point (200us to 100ms)')
@@ -195,7 +199,7 @@ function buildProgram(): Command {
     .option('--json', 'print one JSON document instead of text')
     .action(async (options) => {
       await characterizeCommand({
-        target: resolveNic(options.nic),
+        target: resolveNic(options.nic, options.host),
         seed: options.seed ?? freshSeed(),
         pointNs: options.pointDuration,
         outDir: options.out,
@@ -212,6 +216,10 @@ function buildProgram(): Command {
     .requiredOption(
       '--nic <profile>',
       'a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
+    )
+    .option(
+      '--host <profile>',
+      'the server the NIC sits in: a built-in host profile or a path to a JSON one (default: the one the NIC profile names)',
     )
     .addOption(
       new Option('--dist <kind>', "request cost distribution (the paper's, per NIC)")
@@ -259,7 +267,7 @@ function buildProgram(): Command {
         );
       }
       await schedulerExperimentCommand({
-        target: resolveNic(options.nic),
+        target: resolveNic(options.nic, options.host),
         dist: options.dist,
         bimodalShare: options.bimodalShare,
         loads: options.loads,

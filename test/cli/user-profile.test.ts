@@ -130,3 +130,74 @@ test('an off-path card with one core is refused: its only core would be the soft
   );
   assert.doesNotMatch(run.stderr, /\[1, 0\]/);
 });
+
+test('--host: your own server (a JSON host profile) under your own card; bad values named', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-user-profile-'));
+  const server = join(dir, 'my-server.json');
+  writeFileSync(
+    server,
+    JSON.stringify({
+      extends: 'xeon-e5-2620v4',
+      name: 'my-server',
+      description: 'one 8-core Xeon',
+      cores: { count: 8 },
+    }),
+  );
+  const card = join(dir, 'my-card.json');
+  writeFileSync(card, JSON.stringify({ extends: 'bluefield-1m332a', name: 'my-card', host: 'my-server' }));
+  const run = ipipe(
+    'experiment',
+    'scheduler',
+    '--nic',
+    card,
+    '--host',
+    server,
+    '--loads',
+    '0.5',
+    '--duration',
+    '2ms',
+    '--warmup',
+    '1ms',
+    '--seed',
+    '1',
+    '--out',
+    dir,
+    '--json',
+  );
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal((JSON.parse(run.stdout) as { nic: string }).nic, 'my-card + my-server');
+  const characterized = ipipe(
+    'characterize',
+    '--nic',
+    card,
+    '--host',
+    server,
+    '--point-duration',
+    '200us',
+    '--seed',
+    '1',
+    '--out',
+    dir,
+    '--json',
+  );
+  assert.equal(characterized.code, 0, characterized.stderr);
+  assert.equal(
+    (JSON.parse(characterized.stdout) as { host: string }).host,
+    'my-server',
+    'the host is recorded',
+  );
+
+  const refusals: [string[], RegExp][] = [
+    [
+      ['--host', 'my-server'],
+      /--host: unknown host profile "my-server"; known host profiles: xeon-e5-2680v3, xeon-e5-2620v4/,
+    ],
+    [['--host', 'stingray-ps225'], /--host: "stingray-ps225" is a NIC profile; --host needs a host profile/],
+    [['--host', card], /--host .*my-card\.json: kind: a NIC profile; --host needs a host profile/],
+  ];
+  for (const [flags, pattern] of refusals) {
+    const refused = ipipe('characterize', '--nic', 'bluefield-1m332a', ...flags);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, pattern);
+  }
+});

@@ -131,6 +131,7 @@ async function simulateAppExperiment(options: AppExperimentOptions): Promise<App
       app,
       timing: timingFor(target.nic, target.host),
       nic: target.nic.name,
+      host: target.host.name,
       packetSizes: options.packetSizes,
       placements: options.placements,
       seed: options.seed,
@@ -321,6 +322,10 @@ export function addAppExperimentCommands(experiment: Command): void {
         '--nic <profile>',
         'sim: a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
       )
+      .option(
+        '--host <profile>',
+        'sim: the server the NIC sits in, a built-in host profile or a path to a JSON one (default: the one the NIC profile names)',
+      )
       .addOption(
         new Option(
           '--platform <platform>',
@@ -378,7 +383,15 @@ export function addAppExperimentCommands(experiment: Command): void {
           // These shape the simulated run only; live, they would be silently dropped.
           refuseFlags(
             givenFlags(command),
-            ['--nic', '--warmup', '--probe-duration', '--load', '--no-host-packet-io', '--app-config'],
+            [
+              '--nic',
+              '--host',
+              '--warmup',
+              '--probe-duration',
+              '--load',
+              '--no-host-packet-io',
+              '--app-config',
+            ],
             '--platform live',
             'they set up the simulated run; live points measure the apps on this machine (--packet-sizes, --placements, --duration, --outstanding, --seed)',
           );
@@ -387,7 +400,7 @@ export function addAppExperimentCommands(experiment: Command): void {
           throw new UsageError('--load must be above 0 (a fraction of capacity, e.g. 0.9)');
         await appExperimentCommand({
           app,
-          target: options.nic === undefined ? undefined : resolveNic(options.nic),
+          target: options.nic === undefined ? undefined : resolveNic(options.nic, options.host),
           platform: options.platform,
           packetSizes: options.packetSizes,
           placements: options.placements,
