@@ -120,7 +120,10 @@ function buildProgram(): Command {
     .description(
       'list the built-in hardware profiles (NICs and hosts); with a name, print that profile whole, as a JSON profile file to copy and edit',
     )
-    .argument('[name]', 'a built-in profile to print whole (save it, edit it, pass the file as --nic)')
+    .argument(
+      '[name]',
+      'a built-in profile to print whole (save it, edit it, pass the file as --nic or --host)',
+    )
     .option('--json', 'print one JSON document instead of text')
     .action((name, options) => {
       if (name !== undefined) {
