@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { ConfigError, UsageError } from '../errors.ts';
-import { getNicProfile, hostOf, knownProfileNames, loadProfileFile } from '../hw/index.ts';
-import type { HostProfile, NicProfile } from '../hw/schema.ts';
+import { getHostProfile, getNicProfile, hostOf, knownProfileNames, loadProfileFile } from '../hw/index.ts';
+import type { HardwareProfile, HostProfile, NicProfile } from '../hw/schema.ts';
 
 /** A seed: a non-negative integer that fits the simulator's 53-bit seeds. */
 export function parseSeed(value: string): number {
@@ -92,10 +92,16 @@ export function parseIntegerIn(option: string, min: number, max: number): (value
   };
 }
 
+/**
+ * A plain decimal such as `0.5`, `.5` or `5e-1`. Number() alone also reads `0x1`, `0b1` and
+ * `0o1` as 1, which would turn a typo into a run at full load.
+ */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
+
 /** A fraction in (0, 1]: loads, shares. */
 export function parseFraction(option: string, value: string): number {
   const n = Number(value);
-  if (!(n > 0 && n <= 1) || value.trim() === '') {
+  if (!(n > 0 && n <= 1) || !DECIMAL.test(value.trim())) {
     throw new UsageError(`${option} must be a number in (0, 1], got "${value}"`);
   }
   return n;
@@ -148,19 +154,79 @@ export interface ResolvedNic {
   readonly host: HostProfile;
 }
 
+/** A value names a file rather than a built-in: it ends in .json, has a slash, or exists here. */
+function looksLikeFile(value: string): boolean {
+  return value.endsWith('.json') || value.includes('/') || existsSync(value);
+}
+
+/**
+ * Results, file names and the paper's reference numbers all go by a profile's name: a changed
+ * card under a built-in's name would be written over that built-in's files and compared with the
+ * paper's measurements of a card it no longer is.
+ */
+function refuseBuiltInName(profile: HardwareProfile): void {
+  if (knownProfileNames().includes(profile.name)) {
+    throw new ConfigError(
+      'name',
+      `"${profile.name}" is a built-in profile's name; give your profile its own (e.g. "${profile.name}-mine")`,
+    );
+  }
+}
+
+/**
+ * `--host`: a built-in host profile's name, or a path to a JSON host profile (which may `extends`
+ * a built-in host), for a NIC measured in another server than the built-ins'.
+ */
+export function resolveHost(value: string): HostProfile {
+  const file = looksLikeFile(value);
+  try {
+    const profile = file ? loadProfileFile(value) : getHostProfile(value);
+    if (profile.kind !== 'host') throw new ConfigError('kind', 'a NIC profile; --host needs a host profile');
+    if (file) refuseBuiltInName(profile);
+    return profile;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    if (file) throw new UsageError(`--host ${value}: ${error.message}`);
+    const known = knownHostNames().join(', ');
+    if (knownProfileNames().includes(value)) {
+      throw new UsageError(`--host: "${value}" is a NIC profile; --host needs a host profile: ${known}`);
+    }
+    throw new UsageError(
+      `--host: unknown host profile "${value}"; known host profiles: ${known} (or pass a path to a JSON profile)`,
+    );
+  }
+}
+
 /**
  * `--nic`: a built-in profile name, or a path to a JSON profile (which may `extends` a built-in).
- * Unknown names list the known ones; a bad file names the failing field.
+ * Unknown names list the known ones; a bad file names the failing field. The host is `--host`'s
+ * when given (`hostValue`), else the built-in host the NIC profile names.
  */
-export function resolveNic(value: string): ResolvedNic {
-  const looksLikeFile = value.endsWith('.json') || value.includes('/') || existsSync(value);
+export function resolveNic(value: string, hostValue?: string): ResolvedNic {
+  const file = looksLikeFile(value);
+  let nic: NicProfile;
   try {
-    const profile = looksLikeFile ? loadProfileFile(value) : getNicProfile(value);
+    const profile = file ? loadProfileFile(value) : getNicProfile(value);
     if (profile.kind !== 'nic')
       throw new UsageError(`--nic needs a NIC profile, "${value}" is a host profile`);
-    return { nic: profile, host: hostOf(profile) };
+    if (file) refuseBuiltInName(profile);
+    // Without --host the NIC runs in the built-in host it names; hostOf's own error would not
+    // name the field.
+    const hosts = knownHostNames();
+    if (hostValue === undefined && !hosts.includes(profile.host)) {
+      throw new ConfigError(
+        'host',
+        `unknown host profile "${profile.host}"; known host profiles: ${hosts.join(', ')} (or give your own with --host file.json)`,
+      );
+    }
+    nic = profile;
   } catch (error) {
-    if (error instanceof ConfigError && !looksLikeFile) {
+    if (error instanceof ConfigError && !file && knownProfileNames().includes(value)) {
+      throw new UsageError(
+        `--nic: "${value}" is a host profile; --nic needs a NIC profile: ${knownNicNames().join(', ')}`,
+      );
+    }
+    if (error instanceof ConfigError && !file) {
       throw new UsageError(
         `--nic: unknown profile "${value}"; known NIC profiles: ${knownNicNames().join(', ')} ` +
           '(or pass a path to a JSON profile)',
@@ -169,6 +235,11 @@ export function resolveNic(value: string): ResolvedNic {
     if (error instanceof ConfigError) throw new UsageError(`--nic ${value}: ${error.message}`);
     throw error;
   }
+  return { nic, host: hostValue === undefined ? hostOf(nic) : resolveHost(hostValue) };
+}
+
+export function knownHostNames(): string[] {
+  return knownProfileNames().filter((name) => !knownNicNames().includes(name));
 }
 
 export function knownNicNames(): string[] {

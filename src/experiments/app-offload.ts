@@ -176,6 +176,8 @@ export interface AppOffloadOptions {
   readonly timing: SimTiming;
   /** Label of the NIC profile (reports). */
   readonly nic: string;
+  /** Label of the host profile it sits in (reports); simulated runs only. */
+  readonly host?: string;
   readonly packetSizes: readonly number[];
   readonly placements?: readonly OffloadPlacement[];
   readonly seed: number;
@@ -229,6 +231,8 @@ export interface AppOffloadResult {
   readonly experiment: 'app-offload';
   readonly app: OffloadAppName;
   readonly nic: string;
+  /** The host profile of a simulated run (absent live: the host is this machine). */
+  readonly host?: string;
   readonly seed: number;
   readonly workload: Readonly<Record<string, string | number | boolean>>;
   readonly method: {
@@ -355,6 +359,7 @@ export function runAppOffload(options: AppOffloadOptions): AppOffloadResult {
     experiment: 'app-offload',
     app: options.app.name,
     nic: options.nic,
+    ...(options.host === undefined ? {} : { host: options.host }),
     seed: options.seed,
     workload: options.app.workload,
     method: {

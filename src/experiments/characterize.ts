@@ -102,6 +102,8 @@ export interface CharacterizeResult {
   readonly experiment: 'characterize';
   readonly nic: string;
   readonly nicName: string;
+  /** The host profile the NIC was simulated in (the NIC's own, or `--host`'s). */
+  readonly host: string;
   readonly seed: number;
   readonly pointNs: number;
   readonly coresForLineRate: Readonly<Record<string, number | null>>;
@@ -318,6 +320,7 @@ export function runCharacterize(options: CharacterizeOptions): CharacterizeResul
     experiment: 'characterize',
     nic: nic.name,
     nicName: nic.name,
+    host: options.host.name,
     seed: options.seed,
     pointNs: options.pointNs,
     coresForLineRate,

@@ -11,6 +11,7 @@
  */
 
 import { type ActorRef, refOf } from '../actor/actor-ref.ts';
+import type { NicProfile } from '../hw/schema.ts';
 import { EventKernel } from '../platform/sim/event-kernel.ts';
 import { FRAME_OVERHEAD_BYTES, SimNode } from '../platform/sim/sim-node.ts';
 import type { SimTiming } from '../platform/sim/timing.ts';
@@ -64,13 +65,17 @@ export interface SchedulerComparisonResult {
   readonly results: readonly SchedulerPoint[];
 }
 
-/** The paper's distributions for a NIC (LiquidIO: 32 µs / 35–60 µs; Stingray: 27 µs / 25–55 µs). */
+/**
+ * The paper's distributions for a NIC (LiquidIO: 32 µs / 35–60 µs; Stingray: 27 µs / 25–55 µs).
+ * The family is read from the cores, not the name: ARM cards (Stingray, BlueField, a user's
+ * BlueField-2 under any name) take the Stingray's, the others the LiquidIO's.
+ */
 export function paperDistribution(
-  nicId: string,
+  nic: Pick<NicProfile, 'cores'>,
   kind: 'exponential' | 'bimodal',
   shareA = 0.5,
 ): CostDistribution {
-  const stingrayLike = nicId.startsWith('stingray') || nicId.startsWith('bluefield');
+  const stingrayLike = /\bARM\b/i.test(nic.cores.isa);
   if (kind === 'exponential') return { kind, meanNs: stingrayLike ? 27_000 : 32_000 };
   return stingrayLike
     ? { kind, aNs: 25_000, bNs: 55_000, shareA }

@@ -131,6 +131,14 @@ export function parseProfile(value: unknown, origin = 'profile'): HardwareProfil
       `an off-path NIC has no traffic manager (${origin}): use "software-dispatcher"`,
     );
   }
+  if (profile.kind === 'nic' && profile.dispatch.kind === 'software-dispatcher' && profile.cores.count < 2) {
+    // The runtime gives one core to the dispatcher (models/dispatcher.ts): with one core no
+    // worker would be left to run an actor.
+    throw new ConfigError(
+      'cores.count',
+      `an off-path NIC needs at least 2 cores (one runs iPipe's software dispatcher), got ${profile.cores.count} (${origin})`,
+    );
+  }
   return deepFreeze(profile);
 }
 
@@ -149,7 +157,8 @@ export function loadProfileFile(filePath: string): HardwareProfile {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // A byte-order mark (Notepad and other editors write one) is not JSON but not an error either.
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
     throw new ConfigError('', `profile file ${filePath} is not valid JSON: ${(error as Error).message}`, {
       cause: error,

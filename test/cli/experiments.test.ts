@@ -86,6 +86,31 @@ const usageErrors: [string, string[], RegExp][] = [
     /--schedulers must be one of fcfs, drr, hybrid/,
   ],
   [
+    'a load written in hex (Number() would read 0x1 as 1)',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--loads', '0x1'],
+    /--loads must be a number in \(0, 1\], got "0x1"/,
+  ],
+  [
+    'a host profile given as --nic says it is a host, not that it is unknown',
+    ['characterize', '--nic', 'xeon-e5-2620v4'],
+    /"xeon-e5-2620v4" is a host profile; --nic needs a NIC profile: liquidio-cn2350, liquidio-cn2360, bluefield-1m332a, stingray-ps225/,
+  ],
+  [
+    "characterize's --duration (the other experiments' word) points at --point-duration",
+    ['characterize', '--nic', 'stingray-ps225', '--duration', '5ms'],
+    /characterize has no --duration: its simulated time is set per measured point with --point-duration .*e\.g\. --point-duration 5ms/,
+  ],
+  [
+    'a simulator-only option on a live app experiment (it would be silently dropped)',
+    ['experiment', 'rta', '--platform', 'live', '--nic', 'stingray-ps225', '--warmup', '1ms'],
+    /--nic, --warmup do not apply to --platform live: they set up the simulated run/,
+  ],
+  [
+    'a bimodal share with the exponential distribution (it would be silently dropped)',
+    ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--bimodal-share', '0.3'],
+    /--bimodal-share does not apply to --dist exponential: .*add --dist bimodal/,
+  ],
+  [
     'an unknown distribution',
     ['experiment', 'scheduler', '--nic', 'stingray-ps225', '--dist', 'pareto'],
     /Allowed choices are exponential, bimodal/,
@@ -116,6 +141,19 @@ test('a user profile file: a bad field is named, a good one is used', () => {
   const unreadable = ipipe('characterize', '--nic', broken);
   assert.equal(unreadable.code, 2);
   assert.match(unreadable.stderr, /broken\.json/);
+});
+
+test('a user NIC profile naming a host that is not built in: the field and the known hosts are named', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-profile-'));
+  const file = join(dir, 'my-card.json');
+  writeFileSync(file, JSON.stringify({ extends: 'bluefield-1m332a', name: 'my-card', host: 'my-server' }));
+  const run = ipipe('characterize', '--nic', file);
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(
+    run.stderr,
+    /json: host: unknown host profile "my-server"; known host profiles: xeon-e5-2680v3, xeon-e5-2620v4/,
+  );
+  assert.doesNotMatch(run.stderr, /loadProfileFile/);
 });
 
 test('experiment scheduler with a duration too short to complete a request: the report still comes out', () => {

@@ -9,7 +9,7 @@ test('same seed, same scheduler comparison; another seed, another run', () => {
   const nic = getNicProfile('stingray-ps225');
   const options = {
     timing: timingFor(nic, hostOf(nic)),
-    distribution: paperDistribution(nic.name, 'exponential'),
+    distribution: paperDistribution(nic, 'exponential'),
     loads: [0.5, 0.9],
     schedulers: ['fcfs', 'hybrid'] as const,
     durationNs: 20_000_000,

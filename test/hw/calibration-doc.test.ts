@@ -26,7 +26,10 @@ test('the record compares every published point, and the misses are few and list
   const all = comparisons();
   assert.ok(all.length >= 330, `only ${all.length} comparisons`);
   const misses = all.filter((comparison) => Math.abs(relativeError(comparison)) > MISS_THRESHOLD);
-  assert.ok(misses.length <= 10, `${misses.length} misses`);
+  // 11: the nine of the forwarding and DMA figures, and two §2.2.4 text statements compared since
+  // the acceptance audit (PCIe latency's high end, RDMA write throughput "similar" above 512 B),
+  // each listed with its reason. A new miss beyond these means a model moved.
+  assert.ok(misses.length <= 11, `${misses.length} misses`);
   const document = readFileSync(docUrl, 'utf8');
   for (const miss of misses) assert.ok(document.includes(miss.label), `miss not listed: ${miss.label}`);
 });

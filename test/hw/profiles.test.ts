@@ -112,6 +112,7 @@ test('a user profile is checked deeply: array entries, curve lengths, misspelt k
     [{ extends: 'stingray-ps225', name: 'x', placement: 'sideways' }, 'placement'],
     [{ extends: 'nope' }, 'extends'],
     [{ extends: 'liquidio-cn2350', name: 'x', placement: 'off-path' }, 'dispatch.kind'],
+    [{ extends: 'bluefield-1m332a', name: 'x', cores: { count: 1 } }, 'cores.count'],
   ];
   for (const [value, path] of cases) {
     assert.throws(
@@ -153,4 +154,21 @@ test('a valid user profile file loads, frozen, and the models use its numbers', 
     name: 'my-host',
   });
   assert.equal(loadProfileFile(full).name, 'my-host');
+});
+
+test('every built-in survives JSON: printed whole (ipipe profiles <name>) it parses back to itself', () => {
+  for (const name of knownProfileNames()) {
+    const builtIn = getProfile(name);
+    assert.deepEqual(parseProfile(JSON.parse(JSON.stringify(builtIn)), `${name}.json`), builtIn, name);
+  }
+  // One-core on-path cards are fine (no dispatcher core): the 2-core rule is the off-path one's.
+  assert.equal(parseProfile({ extends: 'liquidio-cn2350', name: 'x', cores: { count: 1 } }).cores.count, 1);
+});
+
+test('a profile file saved with a UTF-8 byte-order mark (as some Windows editors do) loads', () => {
+  const file = writeJson(
+    'with-bom.json',
+    `\uFEFF${JSON.stringify({ extends: 'stingray-ps225', name: 'bom-card' })}`,
+  );
+  assert.equal(loadProfileFile(file).name, 'bom-card');
 });

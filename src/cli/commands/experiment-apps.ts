@@ -25,12 +25,14 @@ import { freshSeed } from '../../random.ts';
 import { barChart, writeExperimentOutputs } from '../../report/index.ts';
 import {
   distinct,
+  givenFlags,
   parseChoices,
   parseDuration,
   parseFraction,
   parseIntegerIn,
   parseSeed,
   type ResolvedNic,
+  refuseFlags,
   resolveNic,
 } from '../options.ts';
 import { paint, progressBar, table } from '../output.ts';
@@ -129,6 +131,7 @@ async function simulateAppExperiment(options: AppExperimentOptions): Promise<App
       app,
       timing: timingFor(target.nic, target.host),
       nic: target.nic.name,
+      host: target.host.name,
       packetSizes: options.packetSizes,
       placements: options.placements,
       seed: options.seed,
@@ -319,6 +322,10 @@ export function addAppExperimentCommands(experiment: Command): void {
         '--nic <profile>',
         'sim: a built-in NIC profile (see `ipipe profiles`) or a path to a JSON profile',
       )
+      .option(
+        '--host <profile>',
+        'sim: the server the NIC sits in, a built-in host profile or a path to a JSON one (default: the one the NIC profile names)',
+      )
       .addOption(
         new Option(
           '--platform <platform>',
@@ -371,12 +378,29 @@ export function addAppExperimentCommands(experiment: Command): void {
       .option('--seed <n>', 'seed of every random choice (printed; same seed, same run)', parseSeed)
       .option('--out <dir>', 'where to write JSON, CSV and SVG charts', 'out')
       .option('--json', 'print one JSON document instead of text')
-      .action(async (options) => {
+      .action(async (options, command) => {
+        if (options.platform === 'live') {
+          // These shape the simulated run only; live, they would be silently dropped.
+          refuseFlags(
+            givenFlags(command),
+            [
+              '--nic',
+              '--host',
+              '--warmup',
+              '--probe-duration',
+              '--load',
+              '--no-host-packet-io',
+              '--app-config',
+            ],
+            '--platform live',
+            'they set up the simulated run; live points measure the apps on this machine (--packet-sizes, --placements, --duration, --outstanding, --seed)',
+          );
+        }
         if (options.load <= 0)
           throw new UsageError('--load must be above 0 (a fraction of capacity, e.g. 0.9)');
         await appExperimentCommand({
           app,
-          target: options.nic === undefined ? undefined : resolveNic(options.nic),
+          target: options.nic === undefined ? undefined : resolveNic(options.nic, options.host),
           platform: options.platform,
           packetSizes: options.packetSizes,
           placements: options.placements,

@@ -35,7 +35,7 @@ export async function schedulerExperimentCommand(
   options: SchedulerExperimentOptions,
 ): Promise<SchedulerComparisonResult> {
   const distribution: CostDistribution = paperDistribution(
-    options.target.nic.name,
+    options.target.nic,
     options.dist,
     options.bimodalShare,
   );
