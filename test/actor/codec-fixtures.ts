@@ -50,8 +50,16 @@ export type RichMessage = MessageOf<typeof rich>;
 // Decoded messages are plain objects; fast-check's records default to null prototypes.
 const PLAIN = { noNullPrototype: true } as const;
 
+// size 'max' on the strings and the raw bytes: fast-check's default size stops at 10 elements
+// whatever maxLength says, which never reached the codec's long paths — strings over 48 UTF-16
+// units (TextEncoder) and byte fields over 64 bytes (a bulk copy). codec-roundtrip asserts that
+// generated messages do reach them.
+
 /** Any well-formed string (graphemes cover multi-byte and astral characters). */
-const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 20 }), fc.string({ maxLength: 80 }));
+const text = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 20, size: 'max' }),
+  fc.string({ maxLength: 80, size: 'max' }),
+);
 
 const scalars = fc.record(
   {
@@ -75,7 +83,7 @@ const textMessage = fc.record(
     limited: fc
       .string({ unit: 'grapheme', maxLength: 8 })
       .filter((s) => utf8ByteLength(s) <= LIMITED_STRING_BYTES),
-    raw: fc.uint8Array({ maxLength: 200 }),
+    raw: fc.uint8Array({ maxLength: 200, size: 'max' }),
     small: fc.uint8Array({ maxLength: LIMITED_BYTES }),
   },
   PLAIN,

@@ -12,12 +12,22 @@ import { rich, richMessage } from './codec-fixtures.ts';
 
 describe('codec round trip', () => {
   it('decode(encode(m)) equals m for arbitrary messages of every field kind', () => {
+    // The codec switches paths above 48 UTF-16 units of string and 64 bytes of a bytes field
+    // (codec-text.ts): count the messages that take the long ones.
+    let longStrings = 0;
+    let longBytes = 0;
     fc.assert(
       fc.property(richMessage, (message) => {
         assert.deepStrictEqual(rich.decode(rich.encode(message)), message);
+        if (message.type === 'text') {
+          if (message.s.length > 48) longStrings++;
+          if (message.raw.length > 64) longBytes++;
+        }
       }),
       { numRuns: 2000 },
     );
+    assert.ok(longStrings >= 20, `only ${longStrings} messages had a string over 48 units`);
+    assert.ok(longBytes >= 20, `only ${longBytes} messages had a bytes field over 64 bytes`);
   });
 
   it('sizeOf(m) equals encode(m).length', () => {

@@ -29,8 +29,13 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'drain' as const }) },
 );
 
-/** Runs `ops` on a mailbox and on an array, checking they agree after every step. */
-function checkAgainstModel(bound: number, ops: readonly Op[]): void {
+/**
+ * Runs `ops` on a mailbox and on an array, checking they agree after every step. Returns the most
+ * messages held at once and how many pushes were refused, so callers can count the runs that grew
+ * the ring past its 16 initial slots or up to its bound.
+ */
+function checkAgainstModel(bound: number, ops: readonly Op[]): { peakLength: number; refused: number } {
+  let peakLength = 0;
   const mailbox = new Mailbox<number>(bound);
   const model: number[] = [];
   let next = 0;
@@ -73,6 +78,7 @@ function checkAgainstModel(bound: number, ops: readonly Op[]): void {
     assert.equal(mailbox.isEmpty(), model.length === 0);
     assert.ok(mailbox.length <= bound);
     assert.deepStrictEqual(mailbox.toArray(), model);
+    peakLength = Math.max(peakLength, model.length);
   }
   // Nothing lost, nothing duplicated: every value was delivered, is still queued, or was refused.
   const accounted = [...delivered, ...model, ...refused].sort((a, b) => a - b);
@@ -82,23 +88,38 @@ function checkAgainstModel(bound: number, ops: readonly Op[]): void {
   );
   // FIFO: delivered values come out in increasing order (they went in in increasing order).
   for (let i = 1; i < delivered.length; i++) assert.ok(delivered[i - 1]! < delivered[i]!);
+  return { peakLength, refused: refused.length };
 }
 
 describe('mailbox', () => {
+  // size 'max' on the operation arrays: fast-check's default size stops at 10 operations. The
+  // thresholds below sit between what the default size reaches (222 and 109 of 500 in one run)
+  // and what full size does (438 and 281).
   it('matches an array model under random operations (unbounded)', () => {
+    let grewTwice = 0;
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 80 }), (ops) => checkAgainstModel(Number.POSITIVE_INFINITY, ops)),
+      fc.property(fc.array(op, { maxLength: 80, size: 'max' }), (ops) => {
+        if (checkAgainstModel(Number.POSITIVE_INFINITY, ops).peakLength > 32) grewTwice++;
+      }),
       { numRuns: 500 },
     );
+    assert.ok(grewTwice >= 300, `only ${grewTwice} of 500 runs held more than 32 messages`);
   });
 
   it('matches an array model under random operations with a bound (push refuses at the bound)', () => {
+    let grewToBound = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 70 }), fc.array(op, { maxLength: 80 }), (bound, ops) =>
-        checkAgainstModel(bound, ops),
+      fc.property(
+        fc.integer({ min: 1, max: 70 }),
+        fc.array(op, { maxLength: 80, size: 'max' }),
+        (bound, ops) => {
+          const { refused } = checkAgainstModel(bound, ops);
+          if (bound > 16 && refused > 0) grewToBound++;
+        },
       ),
       { numRuns: 500 },
     );
+    assert.ok(grewToBound >= 180, `only ${grewToBound} of 500 runs refused a push at a bound above 16`);
   });
 
   it('keeps FIFO order when it grows while wrapped around', () => {

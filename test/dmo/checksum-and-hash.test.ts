@@ -19,12 +19,17 @@ test('CRC-32C matches the standard check value and streams across pieces', () =>
   assert.equal(crc32c(bytes('123456789')), 0xe3069283);
   assert.equal(crc32c(new Uint8Array(32)), 0x8a9136aa); // RFC 3720 B.4: 32 bytes of zeros
   assert.equal(crc32c(new Uint8Array(32).fill(0xff)), 0x62a8ab43); // RFC 3720 B.4: 32 bytes of 0xff
+  // size 'max' in this file's byte arrays: fast-check's default size stops at 10 bytes whatever
+  // maxLength says, which is one 8-byte slice at most here and no xxHash32 stripe at all below.
+  let longest = 0;
   fc.assert(
-    fc.property(fc.uint8Array({ maxLength: 100 }), fc.nat(), (data, cut) => {
+    fc.property(fc.uint8Array({ maxLength: 100, size: 'max' }), fc.nat(), (data, cut) => {
+      longest = Math.max(longest, data.length);
       const at = data.length === 0 ? 0 : cut % data.length;
       assert.equal(crc32c(data, at, data.length, crc32c(data, 0, at)), crc32c(data));
     }),
   );
+  assert.ok(longest >= 50, `the longest input was ${longest} bytes`);
 });
 
 test('xxHash32 matches reference vectors', () => {
@@ -35,16 +40,20 @@ test('xxHash32 matches reference vectors', () => {
 });
 
 test('hashWords over packed words equals hashBytes over the bytes, for every length and seed', () => {
+  const numRuns = 500;
+  let striped = 0; // runs long enough for the 16-byte stripe loop (length ≥ 16)
   fc.assert(
-    fc.property(fc.uint8Array({ maxLength: 70 }), fc.nat({ max: 0xffff_ffff }), (data, seed) => {
+    fc.property(fc.uint8Array({ maxLength: 70, size: 'max' }), fc.nat({ max: 0xffff_ffff }), (data, seed) => {
+      if (data.length >= 16) striped++;
       const words = new Uint32Array(Math.ceil(data.length / 4) + 1).fill(0xdeadbeef);
       packWords(data, data.length, words);
       assert.equal(hashWords(words, data.length, seed), hashBytes(data, 0, data.length, seed));
       // The hash map keeps its seed as the int32 with the same bits: the hash must not change.
       assert.equal(hashWords(words, data.length, seed | 0), hashBytes(data, 0, data.length, seed));
     }),
-    { numRuns: 500 },
+    { numRuns },
   );
+  assert.ok(striped >= numRuns / 2, `only ${striped} of ${numRuns} inputs reached 16 bytes`);
 });
 
 test('hashWords16 (the unrolled 16-byte case) equals hashBytes, for a seed given as u32 or as int32', () => {
@@ -74,8 +83,10 @@ test('hashWords16 (the unrolled 16-byte case) equals hashBytes, for a seed given
 });
 
 test('copyBytesToWords / copyWordsToBytes round-trip any length and write nothing outside the range', () => {
+  let longest = 0;
   fc.assert(
-    fc.property(fc.uint8Array({ maxLength: 41 }), fc.nat({ max: 7 }), (data, targetOffset) => {
+    fc.property(fc.uint8Array({ maxLength: 41, size: 'max' }), fc.nat({ max: 7 }), (data, targetOffset) => {
+      longest = Math.max(longest, data.length);
       const u32 = new Uint32Array(16).fill(0xa5a5_a5a5);
       const u8 = new Uint8Array(u32.buffer);
       copyBytesToWords(data, data.length, u8, u32, 2);
@@ -102,6 +113,7 @@ test('copyBytesToWords / copyWordsToBytes round-trip any length and write nothin
     }),
     { numRuns: 300 },
   );
+  assert.ok(longest >= 32, `the longest input was ${longest} bytes`);
 });
 
 test('compareBytes orders like unsigned lexicographic comparison', () => {

@@ -18,16 +18,27 @@ const SEED = Number(process.env['DMO_SLAB_SEED'] ?? 0x51ab5eed);
 
 // Keys 0–24 bytes and values 0–300 bytes: entries from 16 to ~340 bytes, so every slab class
 // (16..256 in 16-byte steps) and the entry-object path are exercised; few distinct short keys so
-// that updates and deletes hit existing entries often.
+// that updates and deletes hit existing entries often. Each length range names size 'max':
+// fast-check's default size ('small') stops 10 elements past minLength, which left keys under 11
+// bytes, values under 11 or in 200–210 bytes, and the classes from 64 to 224 bytes unreached.
 const keyArb = fc.oneof(
   fc.uint8Array({ minLength: 0, maxLength: 2 }),
   fc.uint8Array({ minLength: 16, maxLength: 16 }).map((key) => key.map((byte) => byte & 3)),
-  fc.uint8Array({ minLength: 0, maxLength: 24 }),
+  fc.uint8Array({ minLength: 0, maxLength: 24, size: 'max' }),
 );
+// The middle range fills the classes from 96 to 208 bytes, which keys of ≤ 24 bytes with values of
+// ≤ 40 or ≥ 200 bytes cannot reach.
 const valueArb = fc.oneof(
-  fc.uint8Array({ maxLength: 40 }),
-  fc.uint8Array({ minLength: 200, maxLength: 300 }),
+  fc.uint8Array({ maxLength: 40, size: 'max' }),
+  fc.uint8Array({ minLength: 41, maxLength: 199, size: 'max' }),
+  fc.uint8Array({ minLength: 200, maxLength: 300, size: 'max' }),
 );
+
+/** The 16-byte class an entry of this key and value needs (entry = 16 + key padded to 4 + value); 272 stands for "an object of its own". */
+function entryClass(key: Uint8Array, value: Uint8Array): number {
+  const entryBytes = 16 + 4 * Math.ceil(key.length / 4) + value.length;
+  return Math.min(Math.ceil(entryBytes / 16) * 16, 272);
+}
 type Op =
   | { op: 'set'; key: Uint8Array; value: Uint8Array }
   | { op: 'delete'; key: Uint8Array }
@@ -61,29 +72,50 @@ function assertSame(map: DmoHashMap, model: Map<string, Uint8Array>): void {
 }
 
 test(`property: slab free lists under random insert/delete/update/clear match a Map (seed ${SEED})`, () => {
+  const classesSet = new Set<number>();
+  let grownRuns = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { maxLength: 400 }), fc.nat({ max: 0xffff_ffff }), (ops, seed) => {
-      const heap = makeDomain({ regionBytes: 512 * 1024 }).createHeap(A);
-      const before = heap.stats();
-      const map = DmoHashMap.create(heap, { seed });
-      const model = new Map<string, Uint8Array>();
-      for (const step of ops) apply(map, model, step);
-      assertSame(map, model);
-      map.clear();
-      assert.equal(heap.stats().liveObjects, before.liveObjects + 2, 'clear leaves only the root and table');
-      map.destroy();
-      assert.deepEqual(heap.stats().liveObjects, before.liveObjects, 'destroy frees every slab and object');
-      assert.equal(heap.stats().usedBytes, before.usedBytes);
-    }),
+    fc.property(
+      fc.array(opArb, { maxLength: 400, size: 'max' }),
+      fc.nat({ max: 0xffff_ffff }),
+      (ops, seed) => {
+        const heap = makeDomain({ regionBytes: 512 * 1024 }).createHeap(A);
+        const before = heap.stats();
+        const map = DmoHashMap.create(heap, { seed });
+        const model = new Map<string, Uint8Array>();
+        let peakSize = 0;
+        for (const step of ops) {
+          apply(map, model, step);
+          if (step.op === 'set') classesSet.add(entryClass(step.key, step.value));
+          peakSize = Math.max(peakSize, model.size);
+        }
+        if (peakSize > 12) grownRuns++; // 16 slots double before the 13th entry
+        assertSame(map, model);
+        map.clear();
+        assert.equal(
+          heap.stats().liveObjects,
+          before.liveObjects + 2,
+          'clear leaves only the root and table',
+        );
+        map.destroy();
+        assert.deepEqual(heap.stats().liveObjects, before.liveObjects, 'destroy frees every slab and object');
+        assert.equal(heap.stats().usedBytes, before.usedBytes);
+      },
+    ),
     { numRuns: 150, seed: SEED },
   );
+  const missing = Array.from({ length: 16 }, (_, i) => 32 + 16 * i).filter((size) => !classesSet.has(size));
+  assert.deepEqual(missing, [], 'entry classes never set (272 = an object of its own)');
+  assert.ok(grownRuns >= 50, `only ${grownRuns} of 150 runs grew the table`);
 });
 
 test(`property: snapshot/restore in the middle of a sequence keeps the map working (seed ${SEED})`, () => {
   fc.assert(
     fc.property(
-      fc.array(opArb, { maxLength: 250 }),
-      fc.array(opArb, { maxLength: 150 }),
+      // size 'max': the default size stops at 10 operations, too few to grow the table before
+      // the snapshot or to reuse much storage after it.
+      fc.array(opArb, { maxLength: 250, size: 'max' }),
+      fc.array(opArb, { maxLength: 150, size: 'max' }),
       fc.nat({ max: 40 }),
       (prefix, suffix, padding) => {
         const heap = makeDomain({ regionBytes: 512 * 1024 }).createHeap(A);

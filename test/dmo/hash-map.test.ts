@@ -10,9 +10,12 @@ import { DmoHashMap, DmoSkipList, restoreHeap, snapshotHeap } from '../../src/dm
 import { objectGeneration } from '../../src/ids.ts';
 import { A, B, bytes, hex, makeDomain, throwsCode } from './helpers.ts';
 
+// fast-check's default size ('small') caps every array at 10 elements whatever maxLength says, so
+// each length below names its size: without it keys never pass 10 bytes, values never leave the
+// smallest slab classes, and ten operations never fill the 16-slot table to its 3/4 load.
 const keyArb = fc.oneof(
   fc.uint8Array({ minLength: 0, maxLength: 3 }), // short keys collide in prefix and length
-  fc.uint8Array({ minLength: 0, maxLength: 40 }),
+  fc.uint8Array({ minLength: 0, maxLength: 40, size: 'max' }),
 );
 const opArb = fc.oneof(
   {
@@ -20,7 +23,7 @@ const opArb = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant('set' as const),
       key: keyArb,
-      value: fc.uint8Array({ maxLength: 60 }),
+      value: fc.uint8Array({ maxLength: 60, size: 'max' }),
     }),
   },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key: keyArb }) },
@@ -28,29 +31,40 @@ const opArb = fc.oneof(
 );
 
 test('model: random set/delete/get sequences match a Map', () => {
+  const numRuns = 120;
+  let grownRuns = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { maxLength: 300 }), fc.nat({ max: 0xffff_ffff }), (ops, seed) => {
-      const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
-      const map = DmoHashMap.create(heap, { seed });
-      const model = new Map<string, Uint8Array>();
-      for (const step of ops) {
-        const k = hex(step.key);
-        if (step.op === 'set') {
-          map.set(step.key, step.value);
-          model.set(k, step.value);
-        } else if (step.op === 'delete') {
-          assert.equal(map.delete(step.key), model.delete(k));
-        } else {
-          assert.deepEqual(map.get(step.key), model.get(k));
-          assert.equal(map.has(step.key), model.has(k));
+    fc.property(
+      fc.array(opArb, { maxLength: 300, size: 'max' }),
+      fc.nat({ max: 0xffff_ffff }),
+      (ops, seed) => {
+        const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
+        const map = DmoHashMap.create(heap, { seed });
+        const model = new Map<string, Uint8Array>();
+        let peakSize = 0;
+        for (const step of ops) {
+          const k = hex(step.key);
+          if (step.op === 'set') {
+            map.set(step.key, step.value);
+            model.set(k, step.value);
+          } else if (step.op === 'delete') {
+            assert.equal(map.delete(step.key), model.delete(k));
+          } else {
+            assert.deepEqual(map.get(step.key), model.get(k));
+            assert.equal(map.has(step.key), model.has(k));
+          }
+          assert.equal(map.size, model.size);
+          peakSize = Math.max(peakSize, model.size);
         }
-        assert.equal(map.size, model.size);
-      }
-      const entries = new Map([...map.entries()].map(([key, value]) => [hex(key), value]));
-      assert.deepEqual(entries, model);
-    }),
-    { numRuns: 120 },
+        const entries = new Map([...map.entries()].map(([key, value]) => [hex(key), value]));
+        assert.deepEqual(entries, model);
+        // A default map has 16 slots and doubles before its 13th entry.
+        if (peakSize > 12) grownRuns++;
+      },
+    ),
+    { numRuns },
   );
+  assert.ok(grownRuns >= numRuns / 2, `only ${grownRuns} of ${numRuns} runs grew the table`);
 });
 
 test('grows through many rehashes and keeps every entry; deletes leave no holes in probe runs', () => {
@@ -203,12 +217,21 @@ test('16-byte keys (the unrolled lookup) match a Map model, next to keys one wor
     { weight: 1, arbitrary: key16Arb.map((key) => Uint8Array.of(...key, 7)) },
   );
   const op = fc.oneof(
-    fc.record({ op: fc.constant('set' as const), key: anyKeyArb, value: fc.uint8Array({ maxLength: 45 }) }),
+    // size 'max': at the default size a value never passes 10 bytes and the 16-byte block copy
+    // never runs.
+    fc.record({
+      op: fc.constant('set' as const),
+      key: anyKeyArb,
+      value: fc.uint8Array({ maxLength: 45, size: 'max' }),
+    }),
     fc.record({ op: fc.constant('delete' as const), key: anyKeyArb }),
     fc.record({ op: fc.constant('get' as const), key: anyKeyArb }),
   );
+  const numRuns = 200;
+  let blockCopyRuns = 0;
   fc.assert(
-    fc.property(fc.array(op, { maxLength: 150 }), (ops) => {
+    fc.property(fc.array(op, { maxLength: 150, size: 'max' }), (ops) => {
+      let blockCopied = false;
       const map = DmoHashMap.create(makeDomain({ regionBytes: 256 * 1024 }).createHeap(A));
       const model = new Map<string, Uint8Array>();
       const out = new Uint8Array(64).fill(0xee);
@@ -227,12 +250,18 @@ test('16-byte keys (the unrolled lookup) match a Map model, next to keys one wor
             assert.deepEqual(out.subarray(3, 3 + expected.length), expected);
             assert.equal(out[3 + expected.length], 0xee, 'getInto wrote past the value');
             out.fill(0xee);
+            if (expected.length >= 16) blockCopied = true;
           }
         }
       }
       assert.equal(map.size, model.size);
+      if (blockCopied) blockCopyRuns++;
     }),
-    { numRuns: 200 },
+    { numRuns },
+  );
+  assert.ok(
+    blockCopyRuns >= numRuns / 10,
+    `only ${blockCopyRuns} of ${numRuns} runs read a value of 16+ bytes`,
   );
 });
 

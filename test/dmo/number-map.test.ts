@@ -20,11 +20,16 @@ const opArb = fc.oneof(
 );
 
 test('model: random set/increment/delete/get sequences match a Map', () => {
+  const numRuns = 120;
+  let grownRuns = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { maxLength: 400 }), (ops) => {
+    // size 'max': at fast-check's default size an array holds at most 10 operations, too few to
+    // fill the 16-slot table to the 3/4 load at which it grows.
+    fc.property(fc.array(opArb, { maxLength: 400, size: 'max' }), (ops) => {
       const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
       const map = DmoNumberMap.create(heap);
       const model = new Map<number, number>();
+      let peakSize = 0;
       for (const step of ops) {
         if (step.op === 'set') {
           map.set(step.key, step.value);
@@ -40,7 +45,10 @@ test('model: random set/increment/delete/get sequences match a Map', () => {
           assert.equal(map.has(step.key), model.has(step.key));
         }
         assert.equal(map.size, model.size);
+        peakSize = Math.max(peakSize, model.size);
       }
+      // A default map has 16 slots and doubles before its 13th entry.
+      if (peakSize > 12) grownRuns++;
       const rank = (key: number) => (Number.isNaN(key) ? Number.POSITIVE_INFINITY : key);
       const sorted = (entries: Iterable<[number, number]>) =>
         [...entries].sort((x, y) =>
@@ -52,8 +60,9 @@ test('model: random set/increment/delete/get sequences match a Map', () => {
         );
       assert.deepEqual(sorted(map.entries()), sorted(model.entries()));
     }),
-    { numRuns: 120 },
+    { numRuns },
   );
+  assert.ok(grownRuns >= numRuns / 2, `only ${grownRuns} of ${numRuns} runs grew the table`);
 });
 
 test('-0 and +0 are one key (reported as +0); NaN is a key', () => {

@@ -48,20 +48,28 @@ interface Built {
   readonly roots: Roots;
 }
 
-const keyValue = fc.tuple(fc.uint8Array({ maxLength: 10 }), fc.uint8Array({ maxLength: 40 }));
+// size 'max' on the arrays and the longer byte strings: fast-check's default size stops at 10
+// elements whatever maxLength says, so collections never grew (a hash map doubles at 13 entries)
+// and raw objects never passed 10 bytes. The property counts images of grown maps.
+const keyValue = fc.tuple(fc.uint8Array({ maxLength: 10 }), fc.uint8Array({ maxLength: 40, size: 'max' }));
 const planArb = fc.record({
-  raw: fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 30 }),
+  raw: fc.array(fc.uint8Array({ maxLength: 300, size: 'max' }), { maxLength: 30, size: 'max' }),
   freeMask: fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
   /** Allocate-and-free rounds that push slot generations forward (and wrap some past 255). */
   churn: fc.nat({ max: 300 }),
-  mapEntries: fc.array(keyValue, { maxLength: 60 }),
+  mapEntries: fc.array(keyValue, { maxLength: 60, size: 'max' }),
   mapDeletes: fc.nat({ max: 30 }),
-  listEntries: fc.array(keyValue, { maxLength: 60 }),
+  listEntries: fc.array(keyValue, { maxLength: 60, size: 'max' }),
   listDeletes: fc.nat({ max: 30 }),
-  records: fc.array(fc.uint8Array({ maxLength: 30 }), { maxLength: 40 }),
+  records: fc.array(fc.uint8Array({ maxLength: 30, size: 'max' }), { maxLength: 40, size: 'max' }),
   truncateAt: fc.nat({ max: 40 }),
-  numbers: fc.array(fc.double({ noNaN: true }), { maxLength: 50 }),
+  numbers: fc.array(fc.double({ noNaN: true }), { maxLength: 50, size: 'max' }),
 });
+
+/** Whether the plan's hash map held more than 12 keys at once: its 16-slot table then doubled. */
+function mapGrew(plan: Plan): boolean {
+  return new Set(plan.mapEntries.map(([key]) => hex(key))).size > 12;
+}
 
 type Plan = typeof planArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -163,12 +171,15 @@ function adoptInPieces(domain: DmoDomain, image: Uint8Array, cuts: readonly numb
 }
 
 test('property: an adopted image keeps ids, bytes, stats, stale ids and collections, in any domain view', () => {
+  const numRuns = 40;
+  let grownMaps = 0;
   fc.assert(
     fc.property(
       planArb,
       fc.array(fc.nat(), { maxLength: 12 }),
       fc.integer({ min: 1, max: 5000 }),
       (plan, cuts, chunkBytes) => {
+        if (mapGrew(plan)) grownMaps++;
         const built = build(plan, makeDomain({ regionBytes: REGION_BYTES }).createHeap(A));
         const expected = contents(built.heap, built.roots);
         const image = imageOf(built.heap);
@@ -218,8 +229,9 @@ test('property: an adopted image keeps ids, bytes, stats, stale ids and collecti
         DmoSkipList.open(adopted, built.roots.list).set(bytes('zz'), bytes('top'));
       },
     ),
-    { numRuns: 40 },
+    { numRuns },
   );
+  assert.ok(grownMaps >= numRuns / 4, `only ${grownMaps} of ${numRuns} images held a grown hash map`);
 });
 
 test('the image holds the used prefix and the rows, not the whole region', () => {

@@ -17,7 +17,7 @@ const opArb = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant('set' as const),
       key: keyArb,
-      value: fc.uint8Array({ maxLength: 20 }),
+      value: fc.uint8Array({ maxLength: 20, size: 'max' }),
     }),
   },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key: keyArb }) },
@@ -37,36 +37,51 @@ function sortedModel(model: Map<string, [Uint8Array, Uint8Array]>): [Uint8Array,
 }
 
 test('model: random set/delete/get/range sequences match a sorted map', () => {
+  const numRuns = 100;
+  let tallRuns = 0;
+  let cutRanges = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { maxLength: 250 }), fc.integer({ min: 1, max: 2 ** 31 }), (ops, seed) => {
-      const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
-      const list = DmoSkipList.create(heap, { seed, maxLevel: 8 });
-      const model = new Map<string, [Uint8Array, Uint8Array]>();
-      for (const step of ops) {
-        const k = hex(step.key);
-        if (step.op === 'set') {
-          list.set(step.key, step.value);
-          model.set(k, [step.key, step.value]);
-        } else if (step.op === 'delete') {
-          assert.equal(list.delete(step.key), model.delete(k));
-        } else if (step.op === 'get') {
-          assert.deepEqual(list.get(step.key), model.get(k)?.[1]);
-          assert.equal(list.has(step.key), model.has(k));
-        } else {
-          const expected = sortedModel(model)
-            .filter(([key]) => compareKeys(key, step.key) >= 0)
-            .slice(0, step.limit);
-          assert.deepEqual(list.range(step.key, step.limit), expected);
+    // size 'max': at fast-check's default size the array holds at most 10 operations, a list of
+    // about five keys that rarely has a node above level 1 (p = 1/4) and whose range scans are
+    // seldom cut by their limit.
+    fc.property(
+      fc.array(opArb, { maxLength: 250, size: 'max' }),
+      fc.integer({ min: 1, max: 2 ** 31 }),
+      (ops, seed) => {
+        let peakSize = 0;
+        const heap = makeDomain({ regionBytes: 256 * 1024 }).createHeap(A);
+        const list = DmoSkipList.create(heap, { seed, maxLevel: 8 });
+        const model = new Map<string, [Uint8Array, Uint8Array]>();
+        for (const step of ops) {
+          const k = hex(step.key);
+          if (step.op === 'set') {
+            list.set(step.key, step.value);
+            model.set(k, [step.key, step.value]);
+          } else if (step.op === 'delete') {
+            assert.equal(list.delete(step.key), model.delete(k));
+          } else if (step.op === 'get') {
+            assert.deepEqual(list.get(step.key), model.get(k)?.[1]);
+            assert.equal(list.has(step.key), model.has(k));
+          } else {
+            const expected = sortedModel(model).filter(([key]) => compareKeys(key, step.key) >= 0);
+            if (expected.length > step.limit) cutRanges++;
+            assert.deepEqual(list.range(step.key, step.limit), expected.slice(0, step.limit));
+          }
+          assert.equal(list.size, model.size);
+          peakSize = Math.max(peakSize, model.size);
         }
-        assert.equal(list.size, model.size);
-      }
-      const all = sortedModel(model);
-      assert.deepEqual([...list], all);
-      assert.deepEqual(list.first(), all[0]);
-      assert.deepEqual(list.last(), all.at(-1));
-    }),
-    { numRuns: 100 },
+        // With p = 1/4 per level, 32 keys make a few nodes of level 3 likely.
+        if (peakSize >= 32) tallRuns++;
+        const all = sortedModel(model);
+        assert.deepEqual([...list], all);
+        assert.deepEqual(list.first(), all[0]);
+        assert.deepEqual(list.last(), all.at(-1));
+      },
+    ),
+    { numRuns },
   );
+  assert.ok(tallRuns >= numRuns / 4, `only ${tallRuns} of ${numRuns} runs held 32 keys at once`);
+  assert.ok(cutRanges > 0, 'no range scan was cut short by its limit');
 });
 
 test('keys order by unsigned bytes, shorter prefix first', () => {

@@ -29,18 +29,18 @@ interface Built {
   readonly roots: { map: ObjectId; list: ObjectId; log: ObjectId; vector: ObjectId; counters: ObjectId };
 }
 
+// size 'max' on the arrays and the longer byte strings: fast-check's default size stops at 10
+// elements whatever maxLength says, so no collection grew before its snapshot (a hash map doubles
+// at 13 entries) and the log was never cut at a prefix it held. The property counts both.
+const keyValue = fc.tuple(fc.uint8Array({ maxLength: 10 }), fc.uint8Array({ maxLength: 30, size: 'max' }));
 const planArb = fc.record({
-  raw: fc.array(fc.uint8Array({ maxLength: 200 }), { maxLength: 30 }),
+  raw: fc.array(fc.uint8Array({ maxLength: 200, size: 'max' }), { maxLength: 30, size: 'max' }),
   freeMask: fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
-  mapEntries: fc.array(fc.tuple(fc.uint8Array({ maxLength: 10 }), fc.uint8Array({ maxLength: 30 })), {
-    maxLength: 60,
-  }),
-  listEntries: fc.array(fc.tuple(fc.uint8Array({ maxLength: 10 }), fc.uint8Array({ maxLength: 30 })), {
-    maxLength: 60,
-  }),
-  records: fc.array(fc.uint8Array({ maxLength: 30 }), { maxLength: 40 }),
+  mapEntries: fc.array(keyValue, { maxLength: 60, size: 'max' }),
+  listEntries: fc.array(keyValue, { maxLength: 60, size: 'max' }),
+  records: fc.array(fc.uint8Array({ maxLength: 30, size: 'max' }), { maxLength: 40, size: 'max' }),
   truncateAt: fc.nat({ max: 40 }),
-  numbers: fc.array(fc.double({ noNaN: true }), { maxLength: 50 }),
+  numbers: fc.array(fc.double({ noNaN: true }), { maxLength: 50, size: 'max' }),
 });
 
 type Plan = typeof planArb extends fc.Arbitrary<infer T> ? T : never;
@@ -94,8 +94,13 @@ function contents(heap: DmoHeap, roots: Built['roots']): unknown {
 }
 
 test('property: restore into another domain keeps ids, bytes, stale-id detection and collections', () => {
+  const numRuns = 60;
+  let grownMaps = 0;
+  let cutLogs = 0; // logs that dropped a prefix and still hold records past it
   fc.assert(
     fc.property(planArb, fc.constantFrom(256 * 1024, 512 * 1024), (plan, targetRegionBytes) => {
+      if (new Set(plan.mapEntries.map(([key]) => hex(key))).size > 12) grownMaps++;
+      if (plan.truncateAt > 0 && plan.records.length > plan.truncateAt) cutLogs++;
       const { heap, freed, roots } = build(plan);
       const snapshot = snapshotHeap(heap);
       assert.equal(snapshot.length, snapshotSize(heap));
@@ -115,8 +120,10 @@ test('property: restore into another domain keeps ids, bytes, stale-id detection
       const live = new Set(heap.objects());
       for (let i = 0; i < 5; i++) assert.ok(!live.has(restored.allocate(8)));
     }),
-    { numRuns: 60 },
+    { numRuns },
   );
+  assert.ok(grownMaps >= numRuns / 4, `only ${grownMaps} of ${numRuns} snapshots held a grown hash map`);
+  assert.ok(cutLogs >= numRuns / 20, `only ${cutLogs} of ${numRuns} snapshots held a log cut at a prefix`);
 });
 
 test('snapshotHeapInto writes at an offset of a caller buffer and refuses one too small', () => {

@@ -166,11 +166,15 @@ test('property: every history recorded from a serial execution is accepted, in a
     reads: fc.uniqueArray(fc.constantFrom(...keys), { maxLength: 3 }),
     writes: fc.uniqueArray(fc.constantFrom(...keys), { minLength: 1, maxLength: 2 }),
   });
+  let longHistories = 0;
   fc.assert(
     fc.property(
-      fc.array(txnArb, { minLength: 1, maxLength: 30 }),
+      // size 'max': at fast-check's default size a history has at most 10 transactions over 4
+      // keys, short chains of versions; the count below shows histories of 20+ are checked.
+      fc.array(txnArb, { minLength: 1, maxLength: 30, size: 'max' }),
       fc.infiniteStream(fc.nat()),
       (txns, shuffle) => {
+        if (txns.length >= 20) longHistories++;
         // Run the transactions one after another over versioned keys.
         const versions = new Map<string, number>();
         const history: HistoryTxn[] = txns.map((txn, i) => ({
@@ -203,4 +207,5 @@ test('property: every history recorded from a serial execution is accepted, in a
     ),
     { seed, numRuns: 300 },
   );
+  assert.ok(longHistories >= 30, `only ${longHistories} of 300 histories had 20+ transactions`);
 });

@@ -49,13 +49,18 @@ test('the comparison estimate 1.1·m·log2 m is within 15% of the real quicksort
 });
 
 test('quicksort sorts exactly like Array.prototype.sort under the rankers’ order', () => {
+  // quicksort hands ranges of up to 12 items to insertion sort: only 13 or more reach its
+  // partitioning. fast-check's default size stops at 10 items, so size 'max', and a count.
+  let partitioned = 0;
   fc.assert(
     fc.property(
       fc.uniqueArray(fc.record({ key: fc.string({ maxLength: 6 }), count: fc.nat({ max: 20 }) }), {
         selector: (e) => e.key,
         maxLength: 200,
+        size: 'max',
       }),
       (entries) => {
+        if (entries.length >= 13) partitioned++;
         const ours = [...entries];
         quicksort(ours, compareRanked);
         assert.deepEqual(ours, [...entries].sort(compareRanked));
@@ -63,6 +68,7 @@ test('quicksort sorts exactly like Array.prototype.sort under the rankers’ ord
     ),
     { seed: SEED, numRuns: 300 },
   );
+  assert.ok(partitioned >= 150, `only ${partitioned} of 300 inputs had 13 or more items`);
 });
 
 test('work grows with what the handler does: m·log2 m for a sort, linear for tuples, keys and bytes', () => {

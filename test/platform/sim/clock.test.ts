@@ -22,21 +22,29 @@ function kernelWithRecorder(): { kernel: EventKernel; kind: EventKind; times: nu
 
 describe('the simulated clock', () => {
   it('never runs backwards, whatever order events are scheduled in', () => {
+    // size 'max': at fast-check's default size the array holds at most 10 events, a heap three
+    // levels deep; the longest run is checked so that a smaller default cannot slip back in.
+    let longestRun = 0;
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 1_000_000 }), { maxLength: 200 }), (times) => {
-        const { kernel, kind, times: seen } = kernelWithRecorder();
-        for (const time of times) kernel.schedule(kind, time, 0, 0);
-        let last = kernel.now();
-        while (kernel.step()) {
-          assert.ok(kernel.now() >= last);
-          last = kernel.now();
-        }
-        assert.deepEqual(
-          seen,
-          times.toSorted((x, y) => x - y),
-        );
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 1_000_000 }), { maxLength: 200, size: 'max' }),
+        (times) => {
+          longestRun = Math.max(longestRun, times.length);
+          const { kernel, kind, times: seen } = kernelWithRecorder();
+          for (const time of times) kernel.schedule(kind, time, 0, 0);
+          let last = kernel.now();
+          while (kernel.step()) {
+            assert.ok(kernel.now() >= last);
+            last = kernel.now();
+          }
+          assert.deepEqual(
+            seen,
+            times.toSorted((x, y) => x - y),
+          );
+        },
+      ),
     );
+    assert.ok(longestRun >= 100, `the longest run scheduled only ${longestRun} events`);
   });
 
   it('refuses to schedule in the past', () => {
@@ -81,10 +89,15 @@ describe('the simulated clock', () => {
     // Each event is scheduled twice, in two kernels: once always with a handle, once through the
     // method the case picks. Firing order, clocks and later handles must match.
     const pick = fc.constantFrom('schedule', 'scheduleAfter', 'post', 'postAfter');
+    let longestRun = 0;
     fc.assert(
       fc.property(
-        fc.array(fc.record({ delayNs: fc.integer({ min: 0, max: 200_000 }), via: pick }), { maxLength: 100 }),
+        fc.array(fc.record({ delayNs: fc.integer({ min: 0, max: 200_000 }), via: pick }), {
+          maxLength: 100,
+          size: 'max', // the default size stops at 10 events
+        }),
         (events) => {
+          longestRun = Math.max(longestRun, events.length);
           const fired: [number[], number[]] = [[], []];
           const kernels = [0, 1].map((side) => {
             const kernel = new EventKernel();
@@ -111,6 +124,7 @@ describe('the simulated clock', () => {
         },
       ),
     );
+    assert.ok(longestRun >= 50, `the longest run scheduled only ${longestRun} events`);
     const { kernel, kind } = kernelWithRecorder();
     kernel.schedule(kind, 100, 0, 0);
     kernel.run();

@@ -59,7 +59,9 @@ test('a reopened FileLog equals the log that wrote it, through writes, truncatio
             ahead: fc.integer({ min: 1, max: 8 }),
           }),
         ),
-        { maxLength: 40 },
+        // size 'max': fast-check's default size stops at 10 steps, and runs then rewrote their
+        // journal about 10 times in 80 runs; at full length about 90.
+        { maxLength: 40, size: 'max' },
       ),
       (steps) =>
         withDir((dir) => {
@@ -109,7 +111,7 @@ test('a reopened FileLog equals the log that wrote it, through writes, truncatio
     ),
     { seed, numRuns: 80 },
   );
-  assert.ok(rewrites > 0, 'some runs rewrote their journal');
+  assert.ok(rewrites >= 30, `only ${rewrites} journal rewrites in 80 runs`);
 });
 
 test('a journal that outgrows its state is rewritten, and still reopens equal', () => {

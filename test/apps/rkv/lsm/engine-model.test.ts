@@ -53,7 +53,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant('put' as const),
       key: fc.nat(150),
-      value: fc.uint8Array({ maxLength: 80 }),
+      value: fc.uint8Array({ maxLength: 80, size: 'max' }),
     }),
   },
   { weight: 10, arbitrary: fc.record({ op: fc.constant('delete' as const), key: fc.nat(150) }) },
@@ -88,11 +88,22 @@ function modelAt(log: readonly LoggedWrite[], sequence: number): Model {
   return model;
 }
 
-/** Runs `ops` against an engine opened by `open`, checking it against the model throughout. */
-function runAgainstModel(ops: readonly Op[], open: () => LsmEngine): void {
+/**
+ * Runs `ops` against an engine opened by `open`, checking it against the model throughout.
+ * Returns how many compactions the engine ran on its own (inline, or in `maintenanceStep`), not
+ * counting `compactAll`: the callers assert that runs reach them, which short runs do not.
+ */
+function runAgainstModel(ops: readonly Op[], open: () => LsmEngine): number {
   let engine = open();
   const model: Model = new Map();
   const log: LoggedWrite[] = [];
+  let ownCompactions = 0;
+  // Compactions of the open engine that compactAll ran; its stats count from the open.
+  let compactAllCompactions = 0;
+  const countOwnCompactions = () => {
+    ownCompactions += engine.stats().compactions - compactAllCompactions;
+    compactAllCompactions = 0;
+  };
   try {
     for (const step of ops) {
       switch (step.op) {
@@ -129,16 +140,20 @@ function runAgainstModel(ops: readonly Op[], open: () => LsmEngine): void {
         case 'step':
           engine.maintenanceStep(step.budget);
           break;
-        case 'compactAll':
+        case 'compactAll': {
           engine.flush();
+          const before = engine.stats().compactions;
           engine.tree.compactAll();
+          compactAllCompactions += engine.stats().compactions - before;
           // One sorted run in the last level, with no tombstones left in it.
           for (const [level, tables] of engine.tree.tables().entries()) {
             if (level < engine.tree.levelCount - 1) assert.equal(tables.length, 0);
             else for (const table of tables) assert.equal(table.tombstoneCount, 0);
           }
           break;
+        }
         case 'reopen': {
+          countOwnCompactions();
           engine.close({ flush: step.flush });
           engine = open();
           const durable = engine.flushedSequence;
@@ -157,11 +172,13 @@ function runAgainstModel(ops: readonly Op[], open: () => LsmEngine): void {
       }
     }
     assertMatchesModel(engine, model, 'final:');
+    countOwnCompactions();
     engine.tree.compactAll();
     assertMatchesModel(engine, model, 'after compactAll:');
   } finally {
     engine.close({ flush: false });
   }
+  return ownCompactions;
 }
 
 function options(
@@ -172,41 +189,61 @@ function options(
   return { directory, fileSystem, ...SMALL_TREE, maintenance: 'manual', ...extra };
 }
 
+// Every operation array names size 'max' (and so does the value): fast-check's default size stops
+// 10 elements past minLength and values at 10 bytes, which made every run 50–60 (or 100–110)
+// operations long. Each test counts the runs whose engine compacted on its own (not compactAll),
+// so that generation shrinking again shows as a failure rather than a quieter test.
+const NUM_RUNS_MANUAL = 60;
+
 test('model: random operations, manual maintenance, in-memory disk', () => {
+  let compactedRuns = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { minLength: 50, maxLength: 400 }), (ops) => {
+    fc.property(fc.array(opArb, { minLength: 50, maxLength: 400, size: 'max' }), (ops) => {
       const fs = new MemoryFileSystem();
-      runAgainstModel(ops, () => LsmEngine.open(options(fs, '/db')));
+      if (runAgainstModel(ops, () => LsmEngine.open(options(fs, '/db'))) > 0) compactedRuns++;
     }),
-    { numRuns: 60 },
+    { numRuns: NUM_RUNS_MANUAL },
+  );
+  assert.ok(
+    compactedRuns >= NUM_RUNS_MANUAL / 4,
+    `only ${compactedRuns} of ${NUM_RUNS_MANUAL} runs compacted`,
   );
 });
 
 test('model: inline maintenance (writes flush and compact as they fill the memtable)', () => {
+  const numRuns = 25;
+  let compactedRuns = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { minLength: 100, maxLength: 500 }), (ops) => {
+    fc.property(fc.array(opArb, { minLength: 100, maxLength: 500, size: 'max' }), (ops) => {
       const fs = new MemoryFileSystem();
-      runAgainstModel(ops, () =>
+      const compactions = runAgainstModel(ops, () =>
         LsmEngine.open(options(fs, '/db', { maintenance: 'inline', bloomBitsPerKey: 4 })),
       );
+      if (compactions > 0) compactedRuns++;
     }),
-    { numRuns: 25 },
+    { numRuns },
   );
+  assert.ok(compactedRuns >= numRuns / 4, `only ${compactedRuns} of ${numRuns} runs compacted inline`);
 });
 
 test('model: DMO skip-list memtables (a new memtable per flush, none leaked)', () => {
+  const numRuns = 20;
+  let compactedRuns = 0;
   fc.assert(
-    fc.property(fc.array(opArb, { minLength: 50, maxLength: 300 }), (ops) => {
+    fc.property(fc.array(opArb, { minLength: 50, maxLength: 300, size: 'max' }), (ops) => {
       const fs = new MemoryFileSystem();
       const heap = DmoDomain.create({ regionBytes: 1 << 20, maxActors: 1 }).createHeap(actorId(1));
-      runAgainstModel(ops, () =>
+      const compactions = runAgainstModel(ops, () =>
         LsmEngine.open(options(fs, '/db', { createMemtable: () => DmoMemtable.create(heap) })),
       );
+      if (compactions > 0) compactedRuns++;
       // Every memtable (flushed, or dropped at close) was destroyed: the heap is empty again.
       assert.equal(heap.stats().liveObjects, 0);
     }),
-    { numRuns: 20 },
+    { numRuns },
   );
+  // About a third of runs compact here; at least one keeps a failure chance near 1 in 5000.
+  assert.ok(compactedRuns >= 1, `none of ${numRuns} runs compacted`);
 });
 
 test('model: real files in a temp directory', () => {
@@ -214,7 +251,9 @@ test('model: real files in a temp directory', () => {
   try {
     let run = 0;
     fc.assert(
-      fc.property(fc.array(opArb, { minLength: 100, maxLength: 300 }), (ops) => {
+      // Six runs are too few for a reached-state count that cannot flake; the in-memory tests
+      // above count for the same code.
+      fc.property(fc.array(opArb, { minLength: 100, maxLength: 300, size: 'max' }), (ops) => {
         const path = `${directory.path}/run-${run++}`;
         const fs = new NodeFileSystem();
         runAgainstModel(ops, () => LsmEngine.open(options(fs, path)));

@@ -46,7 +46,7 @@ const opArb = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant('put' as const),
       key: keyArb,
-      value: fc.uint8Array({ maxLength: 24 }),
+      value: fc.uint8Array({ maxLength: 24, size: 'max' }),
     }),
   },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), key: keyArb }) },
@@ -59,11 +59,16 @@ const opArb = fc.oneof(
 
 for (const [name, make] of makers) {
   test(`${name}: random put/delete/get/scan sequences match a sorted model`, () => {
+    const numRuns = 60;
+    let fullRuns = 0;
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 200 }), (ops) => {
+      // size 'max': at fast-check's default size the array holds at most 10 operations, a
+      // memtable of about five keys; the count below shows runs now reach dozens.
+      fc.property(fc.array(opArb, { maxLength: 200, size: 'max' }), (ops) => {
         const memtable = make();
         const model = new Map<string, ModelEntry>();
         let sequence = 0;
+        let peakEntries = 0;
         for (const step of ops) {
           const key = step.key === undefined ? '' : hex(step.key);
           if (step.op === 'put') {
@@ -84,11 +89,14 @@ for (const [name, make] of makers) {
             assert.deepEqual(actual, expected);
           }
           assert.equal(memtable.entryCount, model.size);
+          peakEntries = Math.max(peakEntries, model.size);
         }
+        if (peakEntries >= 32) fullRuns++;
         memtable.destroy();
       }),
-      { numRuns: 60 },
+      { numRuns },
     );
+    assert.ok(fullRuns >= numRuns / 4, `only ${fullRuns} of ${numRuns} runs held 32 keys at once`);
   });
 
   test(`${name}: approximateBytes follows inserts, overwrites and tombstones`, () => {

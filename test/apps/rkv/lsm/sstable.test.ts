@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { RESTART_INTERVAL } from '../../../../src/apps/rkv/lsm/block.ts';
 import { bloomHash } from '../../../../src/apps/rkv/lsm/bloom.ts';
 import {
   compareKeys,
@@ -69,10 +70,17 @@ function writeTable(
 }
 
 test('write then read: point reads, absent keys, full walk and seeks agree with the input', () => {
+  const numRuns = 80;
+  // Runs whose table has a block of more than RESTART_INTERVAL (16) entries — proved by
+  // pigeonhole from the entry and block counts — so lookups binary-search several restarts.
+  let restartRuns = 0;
+  let multiBlockRuns = 0;
   fc.assert(
     fc.property(
-      fc.array(entryArb, { minLength: 1, maxLength: 120 }),
-      fc.array(fc.uint8Array({ maxLength: 10 }), { maxLength: 20 }),
+      // size 'max': at fast-check's default size a table has at most 10 entries, and no block
+      // ever reaches a second restart point.
+      fc.array(entryArb, { minLength: 1, maxLength: 120, size: 'max' }),
+      fc.array(fc.uint8Array({ maxLength: 10 }), { maxLength: 20, size: 'max' }),
       fc.constantFrom(256, 512, 4096),
       (raw, probes, blockBytes) => {
         const entries = normalise(raw);
@@ -83,6 +91,8 @@ test('write then read: point reads, absent keys, full walk and seeks agree with 
         assert.equal(hex(info.smallestKey), hex(entries[0]!.key));
         assert.equal(hex(info.largestKey), hex(entries.at(-1)!.key));
         const reader = TableReader.open(fs, `/t/${tableFileName(1)}`, 1, { expected: info, verifyAll: true });
+        if (entries.length > RESTART_INTERVAL * reader.dataBlockCount) restartRuns++;
+        if (reader.dataBlockCount >= 2) multiBlockRuns++;
         const hash = { h1: 0, h2: 0 };
         for (const entry of entries) {
           assert.equal(describe(reader.get(entry.key, bloomHash(entry.key, hash))), describe(entry));
@@ -111,8 +121,13 @@ test('write then read: point reads, absent keys, full walk and seeks agree with 
         reader.unref();
       },
     ),
-    { numRuns: 80 },
+    { numRuns },
   );
+  assert.ok(
+    restartRuns >= numRuns / 20,
+    `only ${restartRuns} of ${numRuns} tables had a block past one restart`,
+  );
+  assert.ok(multiBlockRuns >= numRuns / 2, `only ${multiBlockRuns} of ${numRuns} tables had two blocks`);
 });
 
 test('a table on real disk: published by rename, footer magic at the end, no temp file left', () => {

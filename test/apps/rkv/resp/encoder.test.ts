@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { COPY_MAX_BYTES } from '../../../../src/apps/rkv/resp/encoder.ts';
 import {
   encodeCommand,
   encodeValue,
@@ -126,16 +127,27 @@ const respValue: fc.Arbitrary<RespValue> = fc.letrec<{ value: RespValue }>((tie)
       .string({ maxLength: 20 })
       .map((value): RespValue => ({ type: 'error', value: value.replace(/[\r\n]/g, '') })),
     fc.maxSafeInteger().map((value): RespValue => ({ type: 'integer', value })),
+    // size 'max': fast-check's default size stops at 10 bytes, far below COPY_MAX_BYTES, so the
+    // writer's by-reference path for large bulks was never part of a generated tree.
     fc
-      .option(fc.uint8Array({ maxLength: 3000 }))
+      .option(fc.uint8Array({ maxLength: 3000, size: 'max' }))
       .map((value): RespValue => ({ type: 'bulk', value: value === null ? null : Buffer.from(value) })),
     fc.option(fc.array(tie('value'), { maxLength: 5 })).map((value): RespValue => ({ type: 'array', value })),
   ),
 })).value;
 
+/** Whether the tree holds a bulk string the writer references instead of copying. */
+function hasLargeBulk(value: RespValue): boolean {
+  if (value.type === 'bulk') return value.value !== null && value.value.length > COPY_MAX_BYTES;
+  if (value.type === 'array') return value.value?.some(hasLargeBulk) === true;
+  return false;
+}
+
 test('any reply tree survives encode → independent decode', () => {
+  let largeBulkRuns = 0;
   fc.assert(
     fc.property(fc.array(respValue, { maxLength: 10 }), (values) => {
+      if (values.some(hasLargeBulk)) largeBulkRuns++;
       const writer = new ReplyWriter();
       for (const value of values) writer.value(value);
       const bytes = writer.takeBytes();
@@ -151,6 +163,10 @@ test('any reply tree survives encode → independent decode', () => {
       assert.deepEqual(decoded, values.map(asBytes));
     }),
     { numRuns: 300 },
+  );
+  assert.ok(
+    largeBulkRuns >= 30,
+    `only ${largeBulkRuns} of 300 runs held a bulk over ${COPY_MAX_BYTES} bytes`,
   );
 });
 

@@ -77,6 +77,7 @@ test('a pipeline answered out of order by the backend is replied to in order', a
 test('property: random delays never reorder replies (seeded)', async () => {
   const seed = Number(process.env['RESP_SEED'] ?? Date.now() % 2 ** 31);
   console.log(`property seed ${seed} (rerun with RESP_SEED=${seed})`);
+  let longPipelines = 0;
   await fc.assert(
     fc.asyncProperty(
       fc.array(
@@ -85,9 +86,11 @@ test('property: random delays never reorder replies (seeded)', async () => {
           fc.integer({ min: 0, max: 3 }),
           fc.integer({ min: 0, max: 4 }),
         ),
-        { minLength: 1, maxLength: 40 },
+        // size 'max': fast-check's default size stops 10 commands past minLength (11 at most).
+        { minLength: 1, maxLength: 40, size: 'max' },
       ),
       async (ops) => {
+        if (ops.length >= 20) longPipelines++;
         // The delay is drawn from the op itself, so runs are reproducible from fast-check's seed.
         const delays = new Map<string, number>();
         const backend = new DelayingBackend((_op, key) => delays.get(key) ?? 0);
@@ -135,6 +138,8 @@ test('property: random delays never reorder replies (seeded)', async () => {
     ),
     { numRuns: 25, seed },
   );
+  // P(fewer than 2 of 25 pipelines reach 20 commands) is about 1e-6 with lengths about uniform.
+  assert.ok(longPipelines >= 2, `only ${longPipelines} of 25 pipelines had 20 or more commands`);
 });
 
 test('back-pressure: past maxInflightCommands the socket is paused, and nothing is lost', async () => {

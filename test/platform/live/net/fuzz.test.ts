@@ -50,12 +50,14 @@ const ids = fc.tuple(
   fc.nat({ max: 0xffff_ffff }),
   fc.nat({ max: 0xffff_ffff }),
 );
-const payload = fc.uint8Array({ maxLength: 200 });
+// size 'max' on the byte arrays below: fast-check's default size stops at 10 bytes, so random
+// datagrams were all shorter than a header (every one 'short') and payloads at most 10 bytes.
+const payload = fc.uint8Array({ maxLength: 200, size: 'max' });
 const validRequest = fc.tuple(payload, ids).map(([p, i]) => frame('request', p, i));
 
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
   // Random bytes: the decoder is the oracle (fast-check practically never builds a valid frame).
-  fc.uint8Array({ maxLength: 120 }).map((bytes): Case => {
+  fc.uint8Array({ maxLength: 120, size: 'max' }).map((bytes): Case => {
     const result = decodeFrame(bytes);
     const expected: Expected = result.ok
       ? result.frame.kind === 'request'
@@ -73,7 +75,7 @@ const caseArb: fc.Arbitrary<Case> = fc.oneof(
     }),
   ),
   fc
-    .tuple(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 200 }), ids), fc.nat())
+    .tuple(fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 200, size: 'max' }), ids), fc.nat())
     .map(([[p, i], cut]): Case => {
       const bytes = frame('request', p, i);
       const length = HEADER_BYTES + (cut % p.length);
@@ -168,6 +170,7 @@ describe('fuzzing the echo server', () => {
     const zero = () => Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>;
     let expectedAccepted = 0;
     const seenLabels = new Set<string>();
+    const randomOutcomes = new Set<Expected>();
     try {
       await fc.assert(
         fc.asyncProperty(fc.array(caseArb, { minLength: 1, maxLength: 20 }), async (cases) => {
@@ -177,6 +180,7 @@ describe('fuzzing the echo server', () => {
           let expectedDrops = 0;
           for (const c of cases) {
             seenLabels.add(c.label);
+            if (c.label === 'random') randomOutcomes.add(c.expected);
             if (c.expected === 'accepted') expectedAccepted++;
             else {
               expected[c.expected]++;
@@ -226,6 +230,11 @@ describe('fuzzing the echo server', () => {
     ]) {
       assert.ok(seenLabels.has(label), `no "${label}" case was generated`);
     }
+    // Random datagrams got past the length check to the header's fields.
+    assert.ok(
+      randomOutcomes.has('bad-magic'),
+      `random datagrams only gave ${[...randomOutcomes].join(', ')}`,
+    );
     // The server is alive and still answers; the client never lost a request.
     assert.deepEqual([...(await client.request(1, new Uint8Array([42])))], [42]);
     assert.ok(answered > 50, `only ${answered} well-formed requests were answered`);

@@ -38,7 +38,10 @@ const fieldsArb: fc.Arbitrary<FrameFields> = fc.record({
   requestId: u32,
   clientId: u32,
 });
-const payloadArb = fc.uint8Array({ maxLength: DEFAULT_MAX_FRAME_BYTES - HEADER_BYTES });
+// size 'max' here and on the byte arrays below: fast-check's default size stops at 10 bytes
+// whatever maxLength says, so payloads never came near the frame limit and random datagrams were
+// shorter than a header.
+const payloadArb = fc.uint8Array({ maxLength: DEFAULT_MAX_FRAME_BYTES - HEADER_BYTES, size: 'max' });
 
 function encode(fields: FrameFields, payload: Uint8Array): Uint8Array {
   const bytes = new Uint8Array(frameSize(payload.length));
@@ -55,8 +58,10 @@ function reseal(bytes: Uint8Array): void {
 
 describe('wire frames', () => {
   it('round-trip every header field and the payload exactly', () => {
+    let longestPayload = 0;
     fc.assert(
       fc.property(fieldsArb, payloadArb, (fields, payload) => {
+        longestPayload = Math.max(longestPayload, payload.length);
         const result = decodeFrame(encode(fields, payload));
         assert.ok(result.ok, `decode failed: ${result.ok ? '' : result.reason}`);
         const frame = result.frame;
@@ -69,6 +74,7 @@ describe('wire frames', () => {
         assert.deepEqual([...frame.payload], [...payload]);
       }),
     );
+    assert.ok(longestPayload >= 1000, `the longest payload was ${longestPayload} bytes`);
   });
 
   it('lays the header out as documented (little-endian, 24 bytes)', () => {
@@ -103,8 +109,10 @@ describe('wire frames', () => {
   });
 
   it('refuses every single-bit flip anywhere in the frame', () => {
+    let longestPayload = 0;
     fc.assert(
-      fc.property(fieldsArb, fc.uint8Array({ maxLength: 200 }), (fields, payload) => {
+      fc.property(fieldsArb, fc.uint8Array({ maxLength: 200, size: 'max' }), (fields, payload) => {
+        longestPayload = Math.max(longestPayload, payload.length);
         const bytes = encode(fields, payload);
         for (let bit = 0; bit < bytes.length * 8; bit++) {
           const damaged = bytes.slice();
@@ -120,12 +128,15 @@ describe('wire frames', () => {
       }),
       { numRuns: 30 },
     );
+    assert.ok(longestPayload >= 100, `the longest payload was ${longestPayload} bytes`);
   });
 
   it('never throws on arbitrary bytes, and accepts only what re-encodes to the same bytes', () => {
+    const reasons = new Set<string>();
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 2000 }), (bytes) => {
+      fc.property(fc.uint8Array({ maxLength: 2000, size: 'max' }), (bytes) => {
         const result = decodeFrame(bytes);
+        reasons.add(result.ok ? 'ok' : result.reason);
         if (result.ok) {
           const { frame } = result;
           assert.deepEqual([...encode(frame, frame.payload)], [...bytes]);
@@ -135,21 +146,28 @@ describe('wire frames', () => {
       }),
       { numRuns: 2000 },
     );
+    // Past the length checks: random datagrams both within and over the frame limit.
+    for (const reason of ['bad-magic', 'too-large'])
+      assert.ok(reasons.has(reason), `no '${reason}' among ${[...reasons]}`);
   });
 
   it('never throws on arbitrary header fields behind a valid magic and version', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 24, maxLength: 120 }), fc.boolean(), (bytes, sealIt) => {
-        bytes[0] = WIRE_MAGIC & 0xff;
-        bytes[1] = WIRE_MAGIC >>> 8;
-        bytes[2] = WIRE_VERSION;
-        if (sealIt) {
-          new DataView(bytes.buffer).setUint32(16, bytes.length - HEADER_BYTES, true);
-          reseal(bytes);
-        }
-        const result = decodeFrame(bytes);
-        if (!result.ok) assert.ok((DROP_REASONS as readonly string[]).includes(result.reason));
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 24, maxLength: 120, size: 'max' }),
+        fc.boolean(),
+        (bytes, sealIt) => {
+          bytes[0] = WIRE_MAGIC & 0xff;
+          bytes[1] = WIRE_MAGIC >>> 8;
+          bytes[2] = WIRE_VERSION;
+          if (sealIt) {
+            new DataView(bytes.buffer).setUint32(16, bytes.length - HEADER_BYTES, true);
+            reseal(bytes);
+          }
+          const result = decodeFrame(bytes);
+          if (!result.ok) assert.ok((DROP_REASONS as readonly string[]).includes(result.reason));
+        },
+      ),
       { numRuns: 1000 },
     );
   });

@@ -61,6 +61,11 @@ describe('ClientDirectory', () => {
   });
 
   it('never holds more than its limit, and always knows the client it just saw', () => {
+    // Runs that filled a limit above 10: at fast-check's default size (10 operations at most) no
+    // such limit could be reached, and with steps of up to 400 ms against a 1 s idle time the
+    // sweep keeps only a handful of clients anyway. Half the runs therefore step 100 times more
+    // slowly through time (0–4 ms), so that the limit, not idleness, is what evicts.
+    let filledLargeLimit = 0;
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 40 }),
@@ -71,13 +76,15 @@ describe('ClientDirectory', () => {
             port: fc.integer({ min: 1, max: 60 }),
             stepMs: fc.integer({ min: 0, max: 400 }),
           }),
-          { maxLength: 300 },
+          { maxLength: 300, size: 'max' },
         ),
-        (limit, operations) => {
+        fc.boolean(),
+        (limit, operations, busy) => {
           const directory = new ClientDirectory({ limit, idleMs: 1000 });
           let nowMs = 0;
+          let filled = false;
           for (const op of operations) {
-            nowMs += op.stepMs;
+            nowMs += busy ? Math.floor(op.stepMs / 100) : op.stepMs;
             const endpoint = { address: '127.0.0.1', port: 1000 + op.port };
             if (op.relayed) {
               directory.noteRelayed(endpoint, op.id, PEER, nowMs);
@@ -94,11 +101,14 @@ describe('ClientDirectory', () => {
             directory.sweep(nowMs);
             assert.ok(directory.clientCount <= limit, `${directory.clientCount} clients > ${limit}`);
             assert.ok(directory.endpointCount <= limit, `${directory.endpointCount} endpoints > ${limit}`);
+            if (directory.clientCount === limit || directory.endpointCount === limit) filled = true;
           }
+          if (filled && limit > 10) filledLargeLimit++;
         },
       ),
       { seed: 20261122, numRuns: 200 },
     );
+    assert.ok(filledLargeLimit >= 20, `only ${filledLargeLimit} of 200 runs filled a limit above 10`);
   });
 
   it('makes room for new clients when every entry is recent', () => {

@@ -32,16 +32,21 @@ function frame(kind: FrameKind, actor: number, payload: Uint8Array): Uint8Array 
 interface Case {
   readonly bytes: Uint8Array;
   readonly reason: string;
+  /** Random bytes, not a mutated frame: the test checks these reach past the length check. */
+  readonly random?: true;
 }
 
-const payload = fc.uint8Array({ maxLength: 100 });
+// size 'max' on the byte arrays: fast-check's default size stops at 10 bytes, so random datagrams
+// were all shorter than the 24-byte header (every one 'short') and payloads at most 10 bytes.
+const payload = fc.uint8Array({ maxLength: 100, size: 'max' });
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
   fc
-    .uint8Array({ maxLength: 80 })
+    .uint8Array({ maxLength: 80, size: 'max' })
     .map((bytes): Case => {
       const decoded = decodeFrame(bytes);
       return {
         bytes,
+        random: true,
         reason: decoded.ok
           ? decoded.frame.kind === 'request'
             ? 'unknown-actor'
@@ -116,12 +121,14 @@ for (const ingress of ['controller', 'core'] as const)
     };
     const workers = Array.from({ length: 4 }, (_, lane) => worker(lane));
     const total = () => [...node.nic.drops.values()].reduce((a, b) => a + b, 0);
+    const randomReasons = new Set<string>();
     try {
       await fc.assert(
         fc.asyncProperty(fc.array(caseArb, { minLength: 1, maxLength: 15 }), async (cases) => {
           const before = new Map(node.nic.drops);
           const expected = new Map<string, number>();
           for (const c of cases) {
+            if (c.random === true) randomReasons.add(c.reason);
             expected.set(c.reason, (expected.get(c.reason) ?? 0) + 1);
             fuzzer.send(c.bytes, node.address.port, '127.0.0.1');
           }
@@ -148,4 +155,6 @@ for (const ingress of ['controller', 'core'] as const)
       await node.stop();
     }
     assert.ok(answered > 100, `only ${answered} well-formed requests answered`);
+    // Random datagrams got past the length check to the header's fields.
+    assert.ok(randomReasons.has('bad-magic'), `random datagrams only gave ${[...randomReasons].join(', ')}`);
   });
