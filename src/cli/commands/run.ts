@@ -256,13 +256,34 @@ export interface NodeRoleOptions extends RunOptions {
 }
 
 /** `tcp://host:port`. */
-export function parseChannelAddress(value: string): { host: string; port: number } {
+export function parseChannelAddress(value: string, flag = '--channel'): { host: string; port: number } {
   const match = /^tcp:\/\/([^:/]+):(\d{1,5})$/.exec(value.trim());
   const port = Number(match?.[2]);
   if (!match || !(port >= 1 && port <= 65_535)) {
-    throw new UsageError(`--channel must look like tcp://127.0.0.1:7000, got "${value}"`);
+    throw new UsageError(`${flag} must look like tcp://127.0.0.1:7000, got "${value}"`);
   }
   return { host: match[1] as string, port };
+}
+
+/**
+ * The channel address of `ipipe node`, given as `--channel` (the README's name) or `--host-channel`
+ * (issue 4's: `ipipe node --role nic --host-channel tcp://…`). Both are accepted so that either
+ * document's command line works; exactly one must be given.
+ */
+export function pickChannelAddress(
+  channel: { host: string; port: number } | undefined,
+  hostChannel: { host: string; port: number } | undefined,
+): { host: string; port: number } {
+  if (channel !== undefined && hostChannel !== undefined) {
+    throw new UsageError('--channel and --host-channel name the same address: give one of them');
+  }
+  const picked = channel ?? hostChannel;
+  if (picked === undefined) {
+    throw new UsageError(
+      'give the NIC↔host channel address: --channel tcp://host:port (the --role nic process listens there, the --role host process connects)',
+    );
+  }
+  return picked;
 }
 
 /**
