@@ -50,6 +50,7 @@ import {
   LINK_REPLY,
   LINK_REQUEST,
   LINK_STOP,
+  type LinkSendingStats,
 } from './channel-link.ts';
 import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
@@ -314,6 +315,10 @@ export class NicController implements NicDomain {
 
   get replacedCores(): number {
     return this.#cores.replacedCores;
+  }
+
+  hostChannelStats(): LinkSendingStats {
+    return this.#link.sendingStats();
   }
 
   ringStats(): ReturnType<DomainCores['ringStats']> {

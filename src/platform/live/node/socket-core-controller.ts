@@ -47,6 +47,7 @@ import {
   LINK_REPLY,
   LINK_REQUEST,
   LINK_STOP,
+  type LinkSendingStats,
 } from './channel-link.ts';
 import { wallNs } from './clock.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
@@ -393,6 +394,10 @@ export class SocketCoreController implements NicDomain {
       this.#pending.length === 0 &&
       (counters[SLOT_WORK_CONSUMED] as number) >= this.#writtenBase + this.#written.length
     );
+  }
+
+  hostChannelStats(): LinkSendingStats {
+    return this.#link.sendingStats();
   }
 
   ringStats(): readonly CoreRingStats[] {
