@@ -321,11 +321,33 @@ export async function nodeRoleCommand(
   const channelUrl = `tcp://${options.channel.host}:${options.channel.port}`;
   if (options.role === 'nic') {
     const listener = await listenTcpChannel({ host: options.channel.host, port: options.channel.port });
+    // Until the host connects nothing is served and nothing needs draining, but a signal must still
+    // end the process with the documented code (130 / 0), not the default death (SIGTERM: 143).
+    let onSignal: ((signal: NodeJS.Signals) => void) | undefined;
+    const signalled = new Promise<NodeJS.Signals>((resolve) => {
+      onSignal = resolve;
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    // Said only now: a signal that arrives before Node has a listener for it kills the process.
     process.stderr.write(
       `ipipe: NIC domain waiting for the host domain on tcp://${listener.host}:${listener.port}\n`,
     );
-    const channel = await listener.accept();
+    const accepting = listener.accept();
+    accepting.catch(() => undefined); // rejected by close() below when a signal came first
+    const first = await Promise.race([accepting, signalled]);
+    if (onSignal !== undefined) {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    }
     await listener.close();
+    if (typeof first === 'string') {
+      process.stderr.write(
+        `ipipe: ${first} while waiting for the host domain: nothing served yet, exiting\n`,
+      );
+      return first === 'SIGINT' ? 130 : 0;
+    }
+    const channel = first;
     const nic = await startNicDomain(live, channel);
     nic.onDecision = printDecision;
     nic.onHostLost = () => {
