@@ -26,6 +26,7 @@ import {
   nodeRoleCommand,
   parseChannelAddress,
   parsePlacement,
+  pickChannelAddress,
   runCommand,
 } from './commands/run.ts';
 import { showcaseCommand } from './commands/showcase.ts';
@@ -368,14 +369,19 @@ function buildProgram(): Command {
       )
       .argument('<module>', 'a .ts or .js file exporting actor definitions (the same in both processes)')
       .requiredOption('--role <role>', 'nic or host', parseChoice('--role', ['nic', 'host'] as const))
-      .requiredOption('--channel <tcp://host:port>', 'the NIC↔host channel address', parseChannelAddress),
+      .option('--channel <tcp://host:port>', 'the NIC↔host channel address (required)', (value) =>
+        parseChannelAddress(value),
+      )
+      .option('--host-channel <tcp://host:port>', 'the same as --channel (the name issue 4 uses)', (value) =>
+        parseChannelAddress(value, '--host-channel'),
+      ),
   ).action(async (module, options, command) => {
     const given = givenFlags(command);
     actionExit = await nodeRoleCommand(
       {
         module,
         role: options.role,
-        channel: options.channel,
+        channel: pickChannelAddress(options.channel, options.hostChannel),
         nicCores: options.nicCores,
         ingress: options.ingress,
         hostCores: options.hostCores,

@@ -256,13 +256,34 @@ export interface NodeRoleOptions extends RunOptions {
 }
 
 /** `tcp://host:port`. */
-export function parseChannelAddress(value: string): { host: string; port: number } {
+export function parseChannelAddress(value: string, flag = '--channel'): { host: string; port: number } {
   const match = /^tcp:\/\/([^:/]+):(\d{1,5})$/.exec(value.trim());
   const port = Number(match?.[2]);
   if (!match || !(port >= 1 && port <= 65_535)) {
-    throw new UsageError(`--channel must look like tcp://127.0.0.1:7000, got "${value}"`);
+    throw new UsageError(`${flag} must look like tcp://127.0.0.1:7000, got "${value}"`);
   }
   return { host: match[1] as string, port };
+}
+
+/**
+ * The channel address of `ipipe node`, given as `--channel` (the README's name) or `--host-channel`
+ * (issue 4's: `ipipe node --role nic --host-channel tcp://…`). Both are accepted so that either
+ * document's command line works; exactly one must be given.
+ */
+export function pickChannelAddress(
+  channel: { host: string; port: number } | undefined,
+  hostChannel: { host: string; port: number } | undefined,
+): { host: string; port: number } {
+  if (channel !== undefined && hostChannel !== undefined) {
+    throw new UsageError('--channel and --host-channel name the same address: give one of them');
+  }
+  const picked = channel ?? hostChannel;
+  if (picked === undefined) {
+    throw new UsageError(
+      'give the NIC↔host channel address: --channel tcp://host:port (the --role nic process listens there, the --role host process connects)',
+    );
+  }
+  return picked;
 }
 
 /**
@@ -300,11 +321,33 @@ export async function nodeRoleCommand(
   const channelUrl = `tcp://${options.channel.host}:${options.channel.port}`;
   if (options.role === 'nic') {
     const listener = await listenTcpChannel({ host: options.channel.host, port: options.channel.port });
+    // Until the host connects nothing is served and nothing needs draining, but a signal must still
+    // end the process with the documented code (130 / 0), not the default death (SIGTERM: 143).
+    let onSignal: ((signal: NodeJS.Signals) => void) | undefined;
+    const signalled = new Promise<NodeJS.Signals>((resolve) => {
+      onSignal = resolve;
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    // Said only now: a signal that arrives before Node has a listener for it kills the process.
     process.stderr.write(
       `ipipe: NIC domain waiting for the host domain on tcp://${listener.host}:${listener.port}\n`,
     );
-    const channel = await listener.accept();
+    const accepting = listener.accept();
+    accepting.catch(() => undefined); // rejected by close() below when a signal came first
+    const first = await Promise.race([accepting, signalled]);
+    if (onSignal !== undefined) {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    }
     await listener.close();
+    if (typeof first === 'string') {
+      process.stderr.write(
+        `ipipe: ${first} while waiting for the host domain: nothing served yet, exiting\n`,
+      );
+      return first === 'SIGINT' ? 130 : 0;
+    }
+    const channel = first;
     const nic = await startNicDomain(live, channel);
     nic.onDecision = printDecision;
     nic.onHostLost = () => {

@@ -135,6 +135,30 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
       }
     },
   });
+  // The ring between the domains, apart from the NIC cores' rings above: in one process the SPSC
+  // ring of issue 4, in a split node a TCP connection; back-pressure shows here first (unread),
+  // then as the NIC's backlog, which grows instead of dropping.
+  new client.Gauge({
+    name: 'ipipe_host_channel_bytes',
+    help: 'NIC→host channel: bytes sent the host has not taken yet (unread) and bytes waiting in the NIC for room (backlog).',
+    labelNames: ['state', 'transport'],
+    registers: [registry],
+    collect() {
+      const channel = nic.hostChannelStats();
+      this.set({ state: 'unread', transport: channel.transport }, channel.unreadBytes);
+      this.set({ state: 'backlog', transport: channel.transport }, channel.backlogBytes);
+    },
+  });
+  new client.Gauge({
+    name: 'ipipe_host_channel_capacity_bytes',
+    help: 'NIC→host channel: bytes it holds before sends wait (ring size, or the TCP socket high-water mark).',
+    labelNames: ['transport'],
+    registers: [registry],
+    collect() {
+      const channel = nic.hostChannelStats();
+      this.set({ transport: channel.transport }, channel.capacityBytes);
+    },
+  });
   new client.Gauge({
     name: 'ipipe_scheduler_queue_requests',
     help: 'Requests held by the NIC scheduler (shared queue, mailboxes, migration buffers, running).',

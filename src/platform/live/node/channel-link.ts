@@ -63,6 +63,17 @@ export class InProcessDma {
   }
 }
 
+/** One side's sending direction of the NIC↔host channel (`ChannelLink.sendingStats`). */
+export interface LinkSendingStats {
+  readonly transport: 'ring' | 'tcp';
+  /** Sent and not yet taken by the peer (ring: published, unreleased; TCP: queued in this process). */
+  readonly unreadBytes: number;
+  /** Waiting in this side's backlog for room in the channel. */
+  readonly backlogBytes: number;
+  /** Where the channel starts refusing sends (ring: its size; TCP: the socket's high-water mark). */
+  readonly capacityBytes: number;
+}
+
 export class ChannelLink {
   readonly #channel: MessageChannel;
   readonly #out = new FrameBuilder();
@@ -83,6 +94,23 @@ export class ChannelLink {
   constructor(channel: MessageChannel, dma?: InProcessDma) {
     this.#channel = channel;
     this.#dma = dma;
+  }
+
+  /**
+   * How full this side's sending direction is, for /metrics: bytes the peer has not taken yet, bytes
+   * held in the backlog for want of room (the back-pressure that replaces dropping), and where the
+   * channel starts refusing. Walks the backlog, so it is for scrapes, not the request path.
+   */
+  sendingStats(): LinkSendingStats {
+    const stats = this.#channel.stats();
+    let backlogBytes = 0;
+    for (const frame of this.#backlog) backlogBytes += frame.length;
+    return {
+      transport: this.#channel.transport,
+      unreadBytes: stats.occupancyBytes,
+      backlogBytes,
+      capacityBytes: stats.capacityBytes,
+    };
   }
 
   /** Largest message the channel takes (image chunks are cut to fit). */

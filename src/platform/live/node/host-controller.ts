@@ -288,13 +288,17 @@ export class HostController {
     const actor = request.actor;
     this.#stopped.add(actor);
     const reason = `its handler ran past the ${this.#options.watchdogMs} ms watchdog`;
+    // By name, as the NIC controller says it: the client and the operator know actors by name.
+    const name = this.#options.catalog.find((entry) => entry.id === actor)?.name ?? String(actor);
     this.#refuse(
       request.origin,
       actor,
       'IPIPE_ERR_ACTOR_DEREGISTERED',
-      `actor ${actor} was deregistered: ${reason}`,
+      `actor ${name} was deregistered: ${reason}`,
     );
     this.#link.stop(actor, reason);
+    // Said here, in the process whose core was replaced (in a split node, the host process).
+    process.stderr.write(`ipipe: actor ${name} deregistered (${reason}); host core ${core} replaced\n`);
   }
 
   // ── migration ────────────────────────────────────────────────────────────────────────────────

@@ -50,6 +50,7 @@ import {
   LINK_REPLY,
   LINK_REQUEST,
   LINK_STOP,
+  type LinkSendingStats,
 } from './channel-link.ts';
 import { ClientDirectory, endpointKey } from './client-directory.ts';
 import { wallNs, wallNsAt } from './clock.ts';
@@ -125,6 +126,8 @@ interface MigrationState {
   readonly to: Domain;
   readonly trigger: string;
   readonly startedMs: number;
+  /** When the scheduler buffered the actor: the end of Prepare, measured so /metrics is not 0 by fiat. */
+  readonly preparedMs: number;
   readyMs: number;
   goneMs: number;
   stateBytes: number;
@@ -314,6 +317,10 @@ export class NicController implements NicDomain {
 
   get replacedCores(): number {
     return this.#cores.replacedCores;
+  }
+
+  hostChannelStats(): LinkSendingStats {
+    return this.#link.sendingStats();
   }
 
   ringStats(): ReturnType<DomainCores['ringStats']> {
@@ -1105,13 +1112,15 @@ export class NicController implements NicDomain {
     if (this.#migrating.has(actor))
       throw new ConfigError('migrate', `actor ${this.#name(actor)} is already migrating`);
     const from: Domain = this.scheduler.modeOf(actor) === 'host' ? 'host' : 'nic';
+    const startedMs = performance.now();
     this.scheduler.prepareMigration(actor, to, wallNs());
     this.#migrating.set(actor, {
       actor,
       from,
       to,
       trigger,
-      startedMs: performance.now(),
+      startedMs,
+      preparedMs: performance.now(),
       readyMs: -1,
       goneMs: -1,
       stateBytes: 0,
@@ -1201,8 +1210,8 @@ export class NicController implements NicDomain {
           ? buffered.length
           : (this.scheduler.view().actors.find((a) => a.id === actor)?.mailboxLength ?? 0),
       phasesMs: {
-        prepare: 0,
-        ready: migration.readyMs - migration.startedMs,
+        prepare: migration.preparedMs - migration.startedMs,
+        ready: migration.readyMs - migration.preparedMs,
         gone: migration.goneMs - migration.readyMs,
         clean: endMs - migration.goneMs,
       },

@@ -7,6 +7,7 @@
 import type { ActorTable } from '../../../actor/actor-table.ts';
 import type { ActorId } from '../../../ids.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
+import type { LinkSendingStats } from './channel-link.ts';
 import type { CoreRingStats } from './domain-cores.ts';
 import type { LiveMigrationRecord } from './nic-controller.ts';
 import type { RecentLog } from './recent-log.ts';
@@ -47,6 +48,8 @@ export interface NicDomain {
   onReplyLatency: ((actor: ActorId, seconds: number) => void) | undefined;
   /** Each NIC core's rings (bytes waiting, hand-offs). */
   ringStats(): readonly CoreRingStats[];
+  /** The NIC→host direction of the channel between the domains (bytes unread, backlog, capacity). */
+  hostChannelStats(): LinkSendingStats;
   /** Requests the NIC scheduler holds (shared queue, mailboxes, migration buffers, running). */
   heldRequests(): number;
   /** NIC cores by scheduler role. */

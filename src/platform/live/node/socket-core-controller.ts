@@ -47,6 +47,7 @@ import {
   LINK_REPLY,
   LINK_REQUEST,
   LINK_STOP,
+  type LinkSendingStats,
 } from './channel-link.ts';
 import { wallNs } from './clock.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
@@ -127,6 +128,8 @@ interface MigrationState {
   /** OUT_PREPARED seen: the core buffers the actor; a refusal no longer applies to this one. */
   prepared: boolean;
   readonly startedMs: number;
+  /** When OUT_PREPARED arrived: Prepare is the round trip to core 0 (−1 until then). */
+  preparedMs: number;
   readyMs: number;
   goneMs: number;
   stateBytes: number;
@@ -393,6 +396,10 @@ export class SocketCoreController implements NicDomain {
       this.#pending.length === 0 &&
       (counters[SLOT_WORK_CONSUMED] as number) >= this.#writtenBase + this.#written.length
     );
+  }
+
+  hostChannelStats(): LinkSendingStats {
+    return this.#link.sendingStats();
   }
 
   ringStats(): readonly CoreRingStats[] {
@@ -925,6 +932,7 @@ export class SocketCoreController implements NicDomain {
       sequence,
       prepared: false,
       startedMs: performance.now(),
+      preparedMs: -1,
       readyMs: -1,
       goneMs: -1,
       stateBytes: 0,
@@ -965,6 +973,7 @@ export class SocketCoreController implements NicDomain {
       );
     } else if (sequence === 0) migration.trigger = trigger;
     migration.prepared = true;
+    migration.preparedMs = performance.now();
     if (decision !== undefined) this.#observe(decision);
     if (migration.from === 'nic') {
       migration.readyMs = performance.now();
@@ -1009,8 +1018,8 @@ export class SocketCoreController implements NicDomain {
       stateBytes: migration.stateBytes,
       bufferedRequests: buffered,
       phasesMs: {
-        prepare: 0,
-        ready: migration.readyMs - migration.startedMs,
+        prepare: migration.preparedMs - migration.startedMs,
+        ready: migration.readyMs - migration.preparedMs,
         gone: migration.goneMs - migration.readyMs,
         clean: endMs - migration.goneMs,
       },
