@@ -49,8 +49,10 @@ export function endpointKey(endpoint: { readonly address: string; readonly port:
 }
 
 export class ClientDirectory {
-  readonly #limit: number;
-  readonly #idleMs: number;
+  // Numbers from the start (not `undefined` until the constructor runs): see docs/sim-speed.md,
+  // eighth pass.
+  readonly #limit: number = 0;
+  readonly #idleMs: number = 0;
   readonly #clients = new Map<number, ClientEntry>();
   readonly #endpoints = new Map<string, EndpointEntry>();
   #lastSweepMs = Number.NEGATIVE_INFINITY;
