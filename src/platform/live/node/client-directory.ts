@@ -49,10 +49,8 @@ export function endpointKey(endpoint: { readonly address: string; readonly port:
 }
 
 export class ClientDirectory {
-  // Numbers from the start (not `undefined` until the constructor runs): see docs/sim-speed.md,
-  // eighth pass.
-  readonly #limit: number = 0;
-  readonly #idleMs: number = 0;
+  readonly #limit: number;
+  readonly #idleMs: number;
   readonly #clients = new Map<number, ClientEntry>();
   readonly #endpoints = new Map<string, EndpointEntry>();
   #lastSweepMs = Number.NEGATIVE_INFINITY;

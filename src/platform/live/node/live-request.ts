@@ -23,23 +23,20 @@ export interface LiveClient {
 }
 
 export class LiveRequest implements SchedRequest {
-  // Numbers from the start, not `undefined` until the constructor runs: V8 types a field created
-  // `undefined` "any value", so every read checks for a small integer or heap number
-  // (docs/sim-speed.md, eighth pass).
-  actor = 0 as ActorId;
-  readonly sizeBytes: number = 0;
-  arrivalNs = 0;
+  actor: ActorId;
+  readonly sizeBytes: number;
+  arrivalNs: number;
   readonly origin: Origin;
   readonly payload: Uint8Array;
   /** Non-zero for a timer delivery. */
-  readonly timerId: number = 0;
+  readonly timerId: number;
   /** The client whose datagram it came from (undefined for internal messages). */
   readonly client: LiveClient | undefined;
   /**
    * The request's entry in the socket core's shared dedup (SharedRequestDedup), or -1: a client's
    * request as it arrived, not a message or a timer. Unused by NicController.
    */
-  dedupEntry = -1;
+  dedupEntry: number;
 
   constructor(
     actor: ActorId,
@@ -56,6 +53,7 @@ export class LiveRequest implements SchedRequest {
     this.payload = payload;
     this.timerId = timerId;
     this.client = client;
+    this.dedupEntry = -1;
   }
 
   /** Bytes of the work item a core runs for this request (see `writeWork`). */

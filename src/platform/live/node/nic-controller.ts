@@ -132,8 +132,6 @@ interface MigrationState {
   readonly done: (record: LiveMigrationRecord) => void;
 }
 
-/** #skipped's value until the constructor sets it (a field created `undefined` is typed "any value" by V8: docs/sim-speed.md, eighth pass). */
-const EMPTY_UINT8 = new Uint8Array(0);
 const DEDUP_ENTRIES = 65_536;
 
 /**
@@ -203,7 +201,7 @@ export class NicController implements NicDomain {
    * Largest peer message (origin + bytes) this node sends or rebuilds: what a core's work ring or
    * the NIC↔host channel can carry as one frame. Larger ones are refused (`peer-too-large`).
    */
-  readonly maxPeerMessageBytes: number = 0;
+  readonly maxPeerMessageBytes: number;
   /** Rebuilds peer messages that came in fragments (net/fragments.ts). */
   readonly reassembler: Reassembler;
   /**
@@ -229,7 +227,7 @@ export class NicController implements NicDomain {
    */
   readonly #unsent: LiveRequest[][] = [];
   #unsentRetry: NodeJS.Timeout | undefined;
-  readonly #skipped: Uint8Array = EMPTY_UINT8;
+  readonly #skipped: Uint8Array;
   /** The clients this node answers (its own, and other nodes' it relays for), bounded. */
   readonly #clients = new ClientDirectory();
   readonly #peerKeys: ReadonlySet<string>;
