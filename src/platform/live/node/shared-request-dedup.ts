@@ -80,33 +80,22 @@ export interface SharedDedupMemory {
   readonly replies: SharedArrayBuffer;
 }
 
-/**
- * Placeholders the typed-array fields hold until the constructor sets them: a field declared
- * without a value is created holding `undefined` under our es2023 target, and V8 then types it
- * "any value" (a map check on every read). See docs/sim-speed.md, eighth pass.
- */
-const EMPTY_UINT8 = new Uint8Array(0);
-const EMPTY_UINT32 = new Uint32Array(0);
-const EMPTY_INT32 = new Int32Array(0);
-const EMPTY_FLOAT64 = new Float64Array(0);
-
 export class SharedRequestDedup {
-  readonly capacity: number = 0;
-  readonly replyBytes: number = 0;
-  readonly #control: Float64Array = EMPTY_FLOAT64;
-  readonly #valid: Int32Array = EMPTY_INT32;
-  readonly #clientIds: Uint32Array = EMPTY_UINT32;
-  readonly #requestIds: Uint32Array = EMPTY_UINT32;
-  readonly #arrivalNs: Float64Array = EMPTY_FLOAT64;
-  readonly #phase: Float64Array = EMPTY_FLOAT64;
-  readonly #replyAt: Float64Array = EMPTY_FLOAT64;
-  readonly #arena: Uint8Array = EMPTY_UINT8;
-  readonly #arenaWords: Uint32Array = EMPTY_UINT32;
+  readonly capacity: number;
+  readonly replyBytes: number;
+  readonly #control: Float64Array;
+  readonly #valid: Int32Array;
+  readonly #clientIds: Uint32Array;
+  readonly #requestIds: Uint32Array;
+  readonly #arrivalNs: Float64Array;
+  readonly #phase: Float64Array;
+  readonly #replyAt: Float64Array;
+  readonly #arena: Uint8Array;
+  readonly #arenaWords: Uint32Array;
   /** Private: cell → slot, or EMPTY (rebuilt on attach; see the header). */
-  readonly #table: Int32Array = EMPTY_INT32;
-  readonly #mask: number = 0;
-  /** A u32: most seeds are past 2^30, so a field typed "any value" would hold them as heap numbers. */
-  readonly #seed: number = 0;
+  readonly #table: Int32Array;
+  readonly #mask: number;
+  readonly #seed: number;
   #size = 0;
   /**
    * Private mirrors of the control words, so the hot path does integer arithmetic only (a `%` on
