@@ -109,7 +109,7 @@ export interface ClientStats {
 /** One request in flight. */
 class Pending {
   // Numbers from the start: a field declared without a value is created `undefined`, which V8
-  // types "any value" (docs/sim-speed.md, eighth pass); a u32 request id past 2^30 then reads back
+  // types "any value" (docs/sim-speed.md, eighth pass); a u32 request id past 2^31 then reads back
   // as a heap number to check.
   readonly actorId: number = 0;
   readonly requestId: number = 0;
@@ -273,7 +273,7 @@ export class IpipeClient {
   readonly #pool: Buffer[] = [];
   readonly #view = new FrameView();
   readonly #drops = new DropCounters();
-  /** A u32, so a field created `undefined` ("any value") would allocate a heap number per request past 2^30. */
+  /** A u32, so a field created `undefined` ("any value") would allocate a heap number per request past 2^31. */
   #nextRequestId = 0;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;

@@ -51,7 +51,7 @@ export class RequestDedup {
   readonly #replyLengths: Uint32Array = EMPTY_UINT32;
   readonly #table: Int32Array = EMPTY_INT32;
   readonly #mask: number = 0;
-  /** A u32: most seeds are past 2^30, so a field typed "any value" would hold them as heap numbers. */
+  /** A u32: half of all seeds are past 2^31, which a field typed "any value" holds as a heap number. */
   readonly #seed: number = 0;
   #head = 0;
   #size = 0;
