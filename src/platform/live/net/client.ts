@@ -108,10 +108,13 @@ export interface ClientStats {
 
 /** One request in flight. */
 class Pending {
-  readonly actorId: number;
-  readonly requestId: number;
+  // Numbers from the start: a field declared without a value is created `undefined`, which V8
+  // types "any value" (docs/sim-speed.md, eighth pass); a u32 request id past 2^31 then reads back
+  // as a heap number to check.
+  readonly actorId: number = 0;
+  readonly requestId: number = 0;
   readonly frame: Buffer;
-  readonly frameBytes: number;
+  readonly frameBytes: number = 0;
   readonly completion: RequestCompletion;
   /** 0 for the first copy, then 1, 2, … per retransmission. */
   attempt = 0;
@@ -252,24 +255,26 @@ function randomU32(): number {
 /** A connected UDP client of one ipipe node. Make one with `IpipeClient.connect`. */
 export class IpipeClient {
   /** This client's id on the wire. */
-  readonly clientId: number;
+  // Numbers from the start, not `undefined` until the constructor runs (see Pending).
+  readonly clientId: number = 0;
   /** Per-copy timeout, ms. */
-  readonly timeoutMs: number;
+  readonly timeoutMs: number = 0;
   /** Retransmissions per request. */
-  readonly retries: number;
+  readonly retries: number = 0;
   /** Frame size limit, header included. */
-  readonly maxFrameBytes: number;
+  readonly maxFrameBytes: number = 0;
   /** Where the client sends, as resolved at connect. */
   readonly remote: { readonly address: string; readonly port: number };
 
   readonly #socket: dgram.Socket;
-  readonly #acceptReflected: boolean;
+  readonly #acceptReflected: boolean = false;
   readonly #pending = new Map<number, Pending>();
   readonly #deadlines = new DeadlineQueue();
   readonly #pool: Buffer[] = [];
   readonly #view = new FrameView();
   readonly #drops = new DropCounters();
-  #nextRequestId: number;
+  /** A u32, so a field created `undefined` ("any value") would allocate a heap number per request past 2^31. */
+  #nextRequestId = 0;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   #requests = 0;

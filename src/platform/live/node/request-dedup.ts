@@ -30,19 +30,29 @@ const EMPTY = -1;
 /** An entry's index, or NOT_FOUND. */
 export const NOT_FOUND = -1;
 
+/**
+ * Placeholders the typed-array fields hold until the constructor sets them: a field declared
+ * without a value is created holding `undefined` under our es2023 target, and V8 then types it
+ * "any value" (a map check on every read). See docs/sim-speed.md, eighth pass.
+ */
+const EMPTY_UINT32 = new Uint32Array(0);
+const EMPTY_INT32 = new Int32Array(0);
+const EMPTY_FLOAT64 = new Float64Array(0);
+
 export class RequestDedup {
-  readonly capacity: number;
-  readonly #clientIds: Uint32Array;
-  readonly #requestIds: Uint32Array;
+  readonly capacity: number = 0;
+  readonly #clientIds: Uint32Array = EMPTY_UINT32;
+  readonly #requestIds: Uint32Array = EMPTY_UINT32;
   /** Wall-clock ns of each entry's arrival; -1 once its first answer left (latency counted once). */
-  readonly #arrivalNs: Float64Array;
+  readonly #arrivalNs: Float64Array = EMPTY_FLOAT64;
   /** The buffer holding each entry's reply frame (null: no reply yet), and where in it. */
   readonly #replyBuffers: (ArrayBufferLike | null)[];
-  readonly #replyOffsets: Uint32Array;
-  readonly #replyLengths: Uint32Array;
-  readonly #table: Int32Array;
-  readonly #mask: number;
-  readonly #seed: number;
+  readonly #replyOffsets: Uint32Array = EMPTY_UINT32;
+  readonly #replyLengths: Uint32Array = EMPTY_UINT32;
+  readonly #table: Int32Array = EMPTY_INT32;
+  readonly #mask: number = 0;
+  /** A u32: half of all seeds are past 2^31, which a field typed "any value" holds as a heap number. */
+  readonly #seed: number = 0;
   #head = 0;
   #size = 0;
 
