@@ -1011,7 +1011,25 @@ export class NicController implements NicDomain {
       case LINK_REQUEST: {
         const timerId = reader.u32();
         const origin = reader.origin();
-        this.#arrive(new LiveRequest(actor, origin, reader.bytesField().slice(), timerId));
+        const payload = reader.bytesField().slice();
+        // The host sends back only requests for actors it does not hold. For an actor this side
+        // places on the host, outside a migration (a move in either direction makes it
+        // 'migrating' here before the host can send anything back), that means the two domains
+        // disagree about placement — a split node's processes given different --place — and
+        // forwarding it again would bounce it between them for ever, silently. (A message for an
+        // actor on another node also comes this way; the scheduler knows only this node's actors.)
+        const row = this.table.lookup(actor);
+        if (row !== undefined && row.location.domain !== 'remote' && this.domainOf(actor) === 'host') {
+          this.#drop('placement-mismatch');
+          this.#errorToClient(
+            origin,
+            actor,
+            'IPIPE_ERR_NODE_PLACEMENT_MISMATCH',
+            `actor ${actor} (${this.#name(actor)}) is placed on the host by the NIC domain, but the host domain does not hold it: give the split node's --role nic and --role host processes the same --place options`,
+          );
+          break;
+        }
+        this.#arrive(new LiveRequest(actor, origin, payload, timerId));
         break;
       }
       case LINK_DONE:
