@@ -18,17 +18,12 @@
  *     [ … free … | c7/r1 | c7/r2 | c3/r9 | … | c7/r40 | … free … ]
  *                  ▲ head                      ▲ (head + size − 1) mod capacity
  *
- *     table (2^k ≥ 2 × capacity cells, linear probing): cell → entry index, or EMPTY
- *
- * Deletion from the table is by backward shift (Knuth, TAOCP vol. 3, 6.4 Algorithm R), so there are
- * no tombstones and a probe never runs longer than the cluster it starts in. The hash is seeded per
- * instance, so a client cannot choose request ids that all collide.
+ *     index: RequestPairIndex (request-pair-index.ts) over the entries' (client id, request id)
  */
 
-const EMPTY = -1;
+import { NOT_FOUND, RequestPairIndex } from './request-pair-index.ts';
 
-/** An entry's index, or NOT_FOUND. */
-export const NOT_FOUND = -1;
+export { NOT_FOUND };
 
 /**
  * Placeholders the typed-array fields hold until the constructor sets them: a field declared
@@ -36,8 +31,8 @@ export const NOT_FOUND = -1;
  * "any value" (a map check on every read). See docs/sim-speed.md, eighth pass.
  */
 const EMPTY_UINT32 = new Uint32Array(0);
-const EMPTY_INT32 = new Int32Array(0);
 const EMPTY_FLOAT64 = new Float64Array(0);
+const NO_INDEX = new RequestPairIndex(EMPTY_UINT32, EMPTY_UINT32, 1, 0);
 
 export class RequestDedup {
   readonly capacity: number = 0;
@@ -49,10 +44,7 @@ export class RequestDedup {
   readonly #replyBuffers: (ArrayBufferLike | null)[];
   readonly #replyOffsets: Uint32Array = EMPTY_UINT32;
   readonly #replyLengths: Uint32Array = EMPTY_UINT32;
-  readonly #table: Int32Array = EMPTY_INT32;
-  readonly #mask: number = 0;
-  /** A u32: half of all seeds are past 2^31, which a field typed "any value" holds as a heap number. */
-  readonly #seed: number = 0;
+  readonly #index: RequestPairIndex = NO_INDEX;
   #head = 0;
   #size = 0;
 
@@ -67,11 +59,7 @@ export class RequestDedup {
     this.#replyBuffers = new Array<ArrayBufferLike | null>(capacity).fill(null);
     this.#replyOffsets = new Uint32Array(capacity);
     this.#replyLengths = new Uint32Array(capacity);
-    let cells = 2;
-    while (cells < 2 * capacity) cells *= 2;
-    this.#table = new Int32Array(cells).fill(EMPTY);
-    this.#mask = cells - 1;
-    this.#seed = seed >>> 0;
+    this.#index = new RequestPairIndex(this.#clientIds, this.#requestIds, capacity, seed);
   }
 
   /** Requests remembered now. */
@@ -81,13 +69,7 @@ export class RequestDedup {
 
   /** The entry of request `requestId` of client `clientId` (both u32), or NOT_FOUND. */
   find(clientId: number, requestId: number): number {
-    const table = this.#table;
-    const mask = this.#mask;
-    for (let cell = this.#home(clientId, requestId); ; cell = (cell + 1) & mask) {
-      const entry = table[cell] as number;
-      if (entry === EMPTY) return NOT_FOUND;
-      if (this.#requestIds[entry] === requestId && this.#clientIds[entry] === clientId) return entry;
-    }
+    return this.#index.find(clientId, requestId);
   }
 
   /**
@@ -102,11 +84,7 @@ export class RequestDedup {
     this.#requestIds[entry] = requestId;
     this.#arrivalNs[entry] = arrivalNs;
     this.#replyBuffers[entry] = null;
-    const table = this.#table;
-    const mask = this.#mask;
-    let cell = this.#home(clientId, requestId);
-    while (table[cell] !== EMPTY) cell = (cell + 1) & mask;
-    table[cell] = entry;
+    this.#index.insert(entry);
     this.#size++;
     return entry;
   }
@@ -133,38 +111,9 @@ export class RequestDedup {
     return arrivalNs;
   }
 
-  #home(clientId: number, requestId: number): number {
-    // murmur3's 32-bit finaliser over the seeded pair: every input bit reaches every output bit.
-    let h = Math.imul(requestId ^ this.#seed, 0xcc9e2d51);
-    h = Math.imul((h << 15) | (h >>> 17), 0x1b873593) ^ clientId;
-    h ^= h >>> 16;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-    return h & this.#mask;
-  }
-
   #evictOldest(): void {
     const entry = this.#head;
-    const table = this.#table;
-    const mask = this.#mask;
-    let cell = this.#home(this.#clientIds[entry] as number, this.#requestIds[entry] as number);
-    while (table[cell] !== entry) cell = (cell + 1) & mask;
-    // Backward-shift deletion: pull later members of the cluster into the hole when the hole lies
-    // between their home cell and their cell (cyclically), so every probe still finds them.
-    let hole = cell;
-    for (let next = (hole + 1) & mask; table[next] !== EMPTY; next = (next + 1) & mask) {
-      const moved = table[next] as number;
-      const home = this.#home(this.#clientIds[moved] as number, this.#requestIds[moved] as number);
-      // `moved` may fill the hole unless its home lies cyclically in (hole, next].
-      const homeInRange = hole <= next ? home > hole && home <= next : home > hole || home <= next;
-      if (!homeInRange) {
-        table[hole] = moved;
-        hole = next;
-      }
-    }
-    table[hole] = EMPTY;
+    this.#index.remove(entry);
     this.#replyBuffers[entry] = null;
     this.#head = entry + 1 === this.capacity ? 0 : entry + 1;
     this.#size--;

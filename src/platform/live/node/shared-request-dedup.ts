@@ -55,8 +55,9 @@
  * nothing to send: `replyExpired` tells, the core counts it; the request still never runs again).
  */
 
-/** An entry's index, or NOT_FOUND. */
-export const NOT_FOUND = -1;
+import { NOT_FOUND, RequestPairIndex } from './request-pair-index.ts';
+
+export { NOT_FOUND };
 
 /** `phase` of a request queued in the core (nothing of it ran). */
 export const PHASE_QUEUED = -1;
@@ -64,7 +65,6 @@ export const PHASE_QUEUED = -1;
 export const PHASE_STARTED = 0;
 
 const NO_REPLY = -1;
-const EMPTY = -1;
 /** Bytes before each reply frame in the arena: its length (u32), padded to keep frames 8-aligned. */
 const RECORD_HEADER_BYTES = 8;
 
@@ -92,10 +92,8 @@ export class SharedRequestDedup {
   readonly #replyAt: Float64Array;
   readonly #arena: Uint8Array;
   readonly #arenaWords: Uint32Array;
-  /** Private: cell → slot, or EMPTY (rebuilt on attach; see the header). */
-  readonly #table: Int32Array;
-  readonly #mask: number;
-  readonly #seed: number;
+  /** Private: (client id, request id) → slot (rebuilt on attach; see the header). */
+  readonly #index: RequestPairIndex;
   #size = 0;
   /**
    * Private mirrors of the control words, so the hot path does integer arithmetic only (a `%` on
@@ -155,11 +153,7 @@ export class SharedRequestDedup {
     this.replyBytes = memory.replies.byteLength;
     this.#arena = new Uint8Array(memory.replies);
     this.#arenaWords = new Uint32Array(memory.replies);
-    let cells = 2;
-    while (cells < 2 * capacity) cells *= 2;
-    this.#table = new Int32Array(cells).fill(EMPTY);
-    this.#mask = cells - 1;
-    this.#seed = seed >>> 0;
+    this.#index = new RequestPairIndex(this.#clientIds, this.#requestIds, capacity, seed);
     this.#rebuild(forwardsRead);
   }
 
@@ -170,13 +164,7 @@ export class SharedRequestDedup {
 
   /** The entry of request `requestId` of client `clientId` (both u32), or NOT_FOUND. */
   find(clientId: number, requestId: number): number {
-    const table = this.#table;
-    const mask = this.#mask;
-    for (let cell = this.#home(clientId, requestId); ; cell = (cell + 1) & mask) {
-      const entry = table[cell] as number;
-      if (entry === EMPTY) return NOT_FOUND;
-      if (this.#requestIds[entry] === requestId && this.#clientIds[entry] === clientId) return entry;
-    }
+    return this.#index.find(clientId, requestId);
   }
 
   /**
@@ -187,7 +175,7 @@ export class SharedRequestDedup {
     const slot = this.#nextSlot;
     const valid = this.#valid;
     if (valid[slot] === 1) {
-      this.#unindex(slot);
+      this.#index.remove(slot);
       this.#size--;
     }
     // Invariant 1: the slot stops being an entry before any of its fields changes.
@@ -200,7 +188,7 @@ export class SharedRequestDedup {
     this.#phase[slot] = PHASE_QUEUED;
     this.#replyAt[slot] = NO_REPLY;
     valid[slot] = 1;
-    this.#index(slot);
+    this.#index.insert(slot);
     this.#size++;
     return slot;
   }
@@ -309,51 +297,12 @@ export class SharedRequestDedup {
       // index never holds two): the newer wins.
       const older = this.find(this.#clientIds[slot] as number, this.#requestIds[slot] as number);
       if (older !== NOT_FOUND) {
-        this.#unindex(older);
+        this.#index.remove(older);
         valid[older] = 0;
         this.#size--;
       }
-      this.#index(slot);
+      this.#index.insert(slot);
       this.#size++;
     }
-  }
-
-  #index(slot: number): void {
-    const table = this.#table;
-    const mask = this.#mask;
-    let cell = this.#home(this.#clientIds[slot] as number, this.#requestIds[slot] as number);
-    while (table[cell] !== EMPTY) cell = (cell + 1) & mask;
-    table[cell] = slot;
-  }
-
-  #home(clientId: number, requestId: number): number {
-    // murmur3's 32-bit finaliser over the seeded pair, as RequestDedup's.
-    let h = Math.imul(requestId ^ this.#seed, 0xcc9e2d51);
-    h = Math.imul((h << 15) | (h >>> 17), 0x1b873593) ^ clientId;
-    h ^= h >>> 16;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-    return h & this.#mask;
-  }
-
-  /** Takes `slot` out of the index by backward shift (Knuth, TAOCP vol. 3, 6.4 Algorithm R). */
-  #unindex(slot: number): void {
-    const table = this.#table;
-    const mask = this.#mask;
-    let cell = this.#home(this.#clientIds[slot] as number, this.#requestIds[slot] as number);
-    while (table[cell] !== slot) cell = (cell + 1) & mask;
-    let hole = cell;
-    for (let next = (hole + 1) & mask; table[next] !== EMPTY; next = (next + 1) & mask) {
-      const moved = table[next] as number;
-      const home = this.#home(this.#clientIds[moved] as number, this.#requestIds[moved] as number);
-      const homeInRange = hole <= next ? home > hole && home <= next : home > hole || home <= next;
-      if (!homeInRange) {
-        table[hole] = moved;
-        hole = next;
-      }
-    }
-    table[hole] = EMPTY;
   }
 }
