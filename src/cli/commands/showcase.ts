@@ -296,13 +296,24 @@ export function renderLive(result: LiveShowcaseResult): string {
     lines.push(paint('bold', 'Live migrations (prepare → ready → gone: the DMO region moves → clean):'));
     lines.push(
       table(
-        ['  actor', 'from → to', 'trigger', 'state KiB', 'buffered', 'ready µs', 'gone µs', 'clean µs'],
+        [
+          '  actor',
+          'from → to',
+          'trigger',
+          'state KiB',
+          'buffered',
+          'prepare µs',
+          'ready µs',
+          'gone µs',
+          'clean µs',
+        ],
         result.migrations.map((m) => [
           `  ${m.name}`,
           `${m.from} → ${m.to}`,
           m.trigger,
           (m.stateBytes / 1024).toFixed(0),
           m.bufferedRequests,
+          (m.phasesMs.prepare * 1000).toFixed(0),
           (m.phasesMs.ready * 1000).toFixed(0),
           (m.phasesMs.gone * 1000).toFixed(0),
           (m.phasesMs.clean * 1000).toFixed(0),
