@@ -7,7 +7,15 @@
  */
 
 import { DecodeError, EncodeError, SchemaError } from '../errors.ts';
-import type { DecodeFailureReason } from './codec-field-base.ts';
+
+/** Why a decode failed: one stable word per cause, so callers can count and test them. */
+export type DecodeFailureReason =
+  | 'truncated'
+  | 'unknown-tag'
+  | 'trailing-bytes'
+  | 'too-long'
+  | 'invalid-utf8'
+  | 'out-of-range';
 
 /**
  * Bytes that do not decode as a message of the codec. `reason` is one stable word per cause;

@@ -15,7 +15,9 @@
  * CodecDecodeError; they never escape this area.
  */
 
-import { MessageSchemaError } from './codec-errors.ts';
+import { type DecodeFailureReason, MessageSchemaError } from './codec-errors.ts';
+
+export type { DecodeFailureReason } from './codec-errors.ts';
 
 /** Every field kind; `describe()` gives the full spelling with its limits. */
 export type FieldKind =
@@ -35,15 +37,6 @@ export type FieldKind =
   | 'optional'
   | 'struct'
   | 'oneOf';
-
-/** Why a decode failed: one stable word per cause, so callers can count and test them. */
-export type DecodeFailureReason =
-  | 'truncated'
-  | 'unknown-tag'
-  | 'trailing-bytes'
-  | 'too-long'
-  | 'invalid-utf8'
-  | 'out-of-range';
 
 /** Where a decode is in its input. One per codec call; fields advance `pos` and never pass `end`. */
 export interface ReadCursor {

@@ -18,7 +18,14 @@
  *   sentAtNs, sinks: the entry's, in the same slot
  */
 
-import type { ReplySink } from './sim-node.ts';
+/** What a client sees of one request: called when its answer (or refusal) reaches it. */
+export type ReplySink = (
+  requestId: number,
+  latencyNs: number,
+  ok: boolean,
+  reply: unknown,
+  sentAtNs: number,
+) => void;
 
 const INITIAL_CAPACITY = 256;
 const FREE = 0;

@@ -31,7 +31,10 @@ import { publishDecision, publishDrop, publishMigrationPhase } from '../../runti
 import { HybridScheduler, type SchedulerPolicy } from '../../sched/hybrid-scheduler.ts';
 import type { SchedulerSettings } from '../../sched/settings.ts';
 import type { Decision, Domain } from '../../sched/types.ts';
-import { ClientTable } from './client-table.ts';
+import { ClientTable, type ReplySink } from './client-table.ts';
+
+export type { ReplySink } from './client-table.ts';
+
 import type { EventKernel, EventKind } from './event-kernel.ts';
 import { SimRequest } from './sim-request.ts';
 import type { SimTiming } from './timing.ts';
@@ -112,15 +115,6 @@ export interface MigrationRecord {
   readonly startedAtNs: number;
   readonly endedAtNs: number;
 }
-
-/** What a client sees of one request: called when its answer (or refusal) reaches it. */
-export type ReplySink = (
-  requestId: number,
-  latencyNs: number,
-  ok: boolean,
-  reply: unknown,
-  sentAtNs: number,
-) => void;
 
 interface Outbound {
   readonly kind: 'send' | 'reply';
