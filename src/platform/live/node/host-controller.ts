@@ -24,7 +24,7 @@ import {
   LINK_REQUEST,
   LINK_STOP,
 } from './channel-link.ts';
-import { wallNs } from './clock.ts';
+import { runAtWallNs } from './clock.ts';
 import {
   type CoreOutput,
   DECODE_FAILED,
@@ -266,12 +266,7 @@ export class HostController {
       return;
     }
     if (output.kind === 'timer') {
-      const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
-      setTimeout(
-        () =>
-          this.#accept(new LiveRequest(output.actor, { kind: 'none' }, new Uint8Array(0), output.timerId)),
-        delayMs,
-      ).unref();
+      runAtWallNs(output.dueAtNs, () => this.#accept(LiveRequest.timer(output.actor, output.timerId)));
       return;
     }
     this.#accept(new LiveRequest(output.target, output.origin, output.message, 0));
@@ -326,21 +321,15 @@ export class HostController {
       });
       this.#assembling.set(actor, assembler);
     }
-    try {
-      for (const chunk of chunks) assembler.push(chunk);
-      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
-      assembler.finish();
-    } catch (error) {
+    const image = assembler.accept(chunks);
+    if (image.kind === 'partial') return;
+    this.#assembling.delete(actor);
+    if (image.kind === 'failed') {
       // A damaged image: nothing adopted, the NIC still holds the actor and its buffered requests.
-      assembler.abort();
-      this.#assembling.delete(actor);
       this.drops.set('corrupt-image', (this.drops.get('corrupt-image') ?? 0) + 1);
-      process.stderr.write(
-        `ipipe: migration of actor ${actor} to the host failed: ${(error as Error).message}\n`,
-      );
+      process.stderr.write(`ipipe: migration of actor ${actor} to the host failed: ${image.error.message}\n`);
       return;
     }
-    this.#assembling.delete(actor);
     this.#resident.add(actor);
     this.#leaving.delete(actor);
     this.#stopped.delete(actor);

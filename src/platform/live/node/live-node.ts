@@ -19,8 +19,9 @@ import { DEFAULT_MAX_FRAME_BYTES } from '../net/wire.ts';
 import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { ChannelLink, InProcessDma } from './channel-link.ts';
 import { HostController } from './host-controller.ts';
-import { type LiveMigrationRecord, NicController, type PeerEndpoint } from './nic-controller.ts';
+import { NicController, type PeerEndpoint } from './nic-controller.ts';
 import type { NicDomain } from './nic-domain.ts';
+import type { LiveMigrationRecord } from './nic-migration.ts';
 import { SocketCoreController } from './socket-core-controller.ts';
 
 export type { LiveMigrationRecord, NicDomain, PeerEndpoint };
