@@ -18,7 +18,7 @@ export interface AdminServer {
 }
 
 /** What the admin server reads and drives: a whole `LiveNode`, or a split node's NIC domain (`nicDomainNode`). */
-export type AdminTarget = Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'>;
+export type AdminTarget = Pick<LiveNode, 'nic' | 'stats' | 'dropReasons' | 'actorId' | 'migrate'>;
 
 const DOMAIN_CODE: Readonly<Record<string, number>> = { nic: 0, host: 1, migrating: 2 };
 
@@ -64,7 +64,7 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
       }
     },
   });
-  new client.Counter({
+  const drops = new client.Counter({
     name: 'ipipe_drops_total',
     help: 'Frames and requests refused, by reason.',
     labelNames: ['reason'],
@@ -75,6 +75,9 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
         sync(this, `drop/${reason}`, { reason }, count);
     },
   });
+  // Every reason the node counts is a series from the start: with none before the first drop, a
+  // dashboard or an alert could not tell "nothing dropped" from "not exported".
+  for (const reason of node.dropReasons()) drops.inc({ reason }, 0);
   new client.Counter({
     name: 'ipipe_replies_total',
     help: 'Replies sent to clients, by kind.',

@@ -34,6 +34,7 @@ import {
   readOutputs,
 } from './core-protocol.ts';
 import { DomainCores } from './domain-cores.ts';
+import { HOST_DROP_REASONS, type HostDropReason } from './drop-reasons.ts';
 import { LiveRequest } from './live-request.ts';
 
 export interface HostControllerOptions {
@@ -72,7 +73,9 @@ export class HostController {
   readonly #assembling = new Map<ActorId, ImageAssembler>();
   readonly executed = new Map<ActorId, number>();
   /** Messages the host refused, by reason (merged into the node's drop counters). */
-  readonly drops = new Map<string, number>();
+  readonly drops = new Map<HostDropReason, number>();
+  /** Every reason `drops` may count (/metrics exports each from 0). */
+  readonly dropReasons: readonly HostDropReason[] = HOST_DROP_REASONS;
   /** Requests a core's work ring had no room for at once (they waited at their queue's head). */
   ringFullHandOffs = 0;
 
@@ -185,10 +188,14 @@ export class HostController {
     this.#pump(core);
   }
 
+  #drop(reason: HostDropReason): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
+  }
+
   #refuse(origin: Origin, actor: ActorId, code: string, message: string): void {
     if (origin.kind === 'client') this.#link.error(actor, origin, code, message);
     // An actor's message or a timer has nobody to answer (the core logged a failed handler).
-    else this.drops.set('unanswerable-refusal', (this.drops.get('unanswerable-refusal') ?? 0) + 1);
+    else this.#drop('unanswerable-refusal');
   }
 
   // ── cores ────────────────────────────────────────────────────────────────────────────────────
@@ -311,7 +318,7 @@ export class HostController {
   #receiveImage(kind: typeof LINK_IMAGE | typeof LINK_IMAGE_DMA, actor: ActorId, reader: FrameReader): void {
     const chunks = this.#link.imageChunks(kind, reader);
     if (!chunks) {
-      this.drops.set('stray-image', (this.drops.get('stray-image') ?? 0) + 1);
+      this.#drop('stray-image');
       return;
     }
     let assembler = this.#assembling.get(actor);
@@ -326,7 +333,7 @@ export class HostController {
     this.#assembling.delete(actor);
     if (image.kind === 'failed') {
       // A damaged image: nothing adopted, the NIC still holds the actor and its buffered requests.
-      this.drops.set('corrupt-image', (this.drops.get('corrupt-image') ?? 0) + 1);
+      this.#drop('corrupt-image');
       process.stderr.write(`ipipe: migration of actor ${actor} to the host failed: ${image.error.message}\n`);
       return;
     }

@@ -372,6 +372,11 @@ export class LiveNode {
     return domainStats(this.nic, this.host);
   }
 
+  /** Every reason `stats().drops` may count, named as there (/metrics exports each from 0). */
+  dropReasons(): readonly string[] {
+    return domainDropReasons(this.nic, this.host);
+  }
+
   /** Graceful stop: refuse new requests, let queued work finish (up to `drainMs`), stop every core. */
   async stop(drainMs = 2_000): Promise<void> {
     if (this.#stopped) return;
@@ -389,6 +394,11 @@ export class LiveNode {
 
 /** What the host domain adds to a node's statistics (absent for a split NIC domain: another process). */
 type HostCounters = Pick<HostController, 'drops' | 'replacedCores' | 'ringFullHandOffs'>;
+
+/** The drop reasons `domainStats` may report: the NIC's, and the host's (prefixed) when it is here. */
+function domainDropReasons(nic: NicDomain, host?: Pick<HostController, 'dropReasons'>): readonly string[] {
+  return [...nic.dropReasons, ...(host?.dropReasons ?? []).map((reason) => `host-${reason}`)];
+}
 
 /**
  * A node's statistics as its NIC controller sees them, with the host domain's own counters when
@@ -432,10 +442,13 @@ export function domainStats(nic: NicDomain, host?: HostCounters): LiveNodeStats 
  * A split node's NIC domain (`startNicDomain`) seen as a node by the admin server: it serves
  * /metrics, /stats and /migrate like `LiveNode`, counting the NIC's side only.
  */
-export function nicDomainNode(nic: NicController): Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'> {
+export function nicDomainNode(
+  nic: NicController,
+): Pick<LiveNode, 'nic' | 'stats' | 'dropReasons' | 'actorId' | 'migrate'> {
   return {
     nic,
     stats: () => ({ ...domainStats(nic), hostLost: nic.hostLost }),
+    dropReasons: () => domainDropReasons(nic),
     actorId(name: string): ActorId {
       const entry = nic.table.lookupName(name);
       if (!entry) throw new ConfigError('actor', `no actor named "${name}" on this node`);

@@ -61,6 +61,7 @@ import {
   readOutputs,
 } from './core-protocol.ts';
 import { DomainCores } from './domain-cores.ts';
+import { NIC_CONTROLLER_DROP_REASONS, type NicControllerDropReason } from './drop-reasons.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
 import type { NicDomain, NicDomainOptions } from './nic-domain.ts';
 import {
@@ -135,7 +136,9 @@ export class NicController implements NicDomain {
   readonly scheduler: HybridScheduler<LiveRequest>;
   readonly domain: DmoDomain;
   /** Frames and requests refused, by reason (the wire's reasons and the node's own). */
-  readonly drops = new Map<string, number>();
+  readonly drops = new Map<NicControllerDropReason, number>();
+  /** Every reason `drops` may count (/metrics exports each from 0). */
+  readonly dropReasons: readonly NicControllerDropReason[] = NIC_CONTROLLER_DROP_REASONS;
   readonly executed = new Map<ActorId, { nic: number; host: number }>();
   /** The last migrations and scheduler decisions (a node serves for days: see RecentLog). */
   readonly migrations = new RecentLog<LiveMigrationRecord>(RECENT_ENTRIES);
@@ -454,7 +457,7 @@ export class NicController implements NicDomain {
 
   // ── the wire ─────────────────────────────────────────────────────────────────────────────────
 
-  #drop(reason: string, count = 1): void {
+  #drop(reason: NicControllerDropReason, count = 1): void {
     this.drops.set(reason, (this.drops.get(reason) ?? 0) + count);
   }
 

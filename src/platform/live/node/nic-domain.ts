@@ -57,6 +57,8 @@ export interface NicDomain {
   readonly reassembler: { readonly messagesRebuilt: number; readonly bytesHeld: number };
   /** Frames and requests refused, by reason. */
   readonly drops: ReadonlyMap<string, number>;
+  /** Every reason `drops` may count (drop-reasons.ts): /metrics exports each from 0. */
+  readonly dropReasons: readonly string[];
   readonly executed: ReadonlyMap<ActorId, { readonly nic: number; readonly host: number }>;
   readonly migrations: RecentLog<LiveMigrationRecord>;
   readonly decisions: RecentLog<Decision>;

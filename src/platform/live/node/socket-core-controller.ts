@@ -48,6 +48,7 @@ import {
 import { runAtWallNs, wallNs } from './clock.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
 import type { CoreRingStats } from './domain-cores.ts';
+import { SOCKET_CORE_CONTROLLER_DROP_REASONS, type SocketCoreControllerDropReason } from './drop-reasons.ts';
 import type { NicDomain, NicDomainOptions } from './nic-domain.ts';
 import {
   completeMigration,
@@ -231,6 +232,10 @@ export class SocketCoreController implements NicDomain {
   #hostHandlerNs = 0;
   /** Drops counted here rather than in the core (images, the channel, the watchdog). */
   readonly #ownDrops = new Map<string, number>();
+  /** Every reason `drops` may count, the core's and this controller's (/metrics exports each from 0). */
+  readonly dropReasons: readonly string[] = [
+    ...new Set<string>([...SOCKET_CORE_DROP_REASONS, ...SOCKET_CORE_CONTROLLER_DROP_REASONS]),
+  ];
   readonly #migrating = new Map<ActorId, MigrationState>();
   /**
    * The core's own migrate decisions, until its OUT_PREPARED (or OUT_REFUSED) arrives: the
@@ -1278,7 +1283,7 @@ export class SocketCoreController implements NicDomain {
   /** Whether the last replacement was the warm spare (false: a thread started from scratch). */
   usedSpare = false;
 
-  #drop(reason: string): void {
+  #drop(reason: SocketCoreControllerDropReason): void {
     this.#ownDrops.set(reason, (this.#ownDrops.get(reason) ?? 0) + 1);
   }
 
