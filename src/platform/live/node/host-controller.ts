@@ -33,7 +33,7 @@ import {
   RESULT_FAILED,
   readOutputs,
 } from './core-protocol.ts';
-import { DomainCores } from './domain-cores.ts';
+import { type CoreRingStats, DomainCores } from './domain-cores.ts';
 import { HOST_DROP_REASONS, type HostDropReason } from './drop-reasons.ts';
 import { LiveRequest } from './live-request.ts';
 
@@ -49,6 +49,14 @@ export interface HostControllerOptions {
   readonly ringBytes: number;
   /** Requests a host core may hold at once (the NIC scheduler's coreQueueDepth; see there). */
   readonly coreQueueDepth: number;
+}
+
+/** One host core as `HostController.coreStats` reports it: its rings, and its queue in requests. */
+export interface HostCoreStats extends CoreRingStats {
+  /** Requests steered to this core that wait in its queue (not yet written to its work ring). */
+  readonly queuedRequests: number;
+  /** Requests handed to it: in its work ring, or running. */
+  readonly heldRequests: number;
 }
 
 export class HostController {
@@ -134,6 +142,15 @@ export class HostController {
 
   get replacedCores(): number {
     return this.#cores.replacedCores;
+  }
+
+  /** Each host core's rings and queue (for metrics: read when scraped, nothing counted per request). */
+  coreStats(): HostCoreStats[] {
+    return this.#cores.ringStats().map((rings) => ({
+      ...rings,
+      queuedRequests: this.#queues[rings.core]?.length ?? 0,
+      heldRequests: this.#held[rings.core]?.length ?? 0,
+    }));
   }
 
   // ── from the NIC ─────────────────────────────────────────────────────────────────────────────

@@ -18,7 +18,7 @@ import { createSharedChannelPair, type MessageChannel } from '../channel/channel
 import { DEFAULT_MAX_FRAME_BYTES } from '../net/wire.ts';
 import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { ChannelLink, InProcessDma } from './channel-link.ts';
-import { HostController } from './host-controller.ts';
+import { HostController, type HostCoreStats } from './host-controller.ts';
 import { NicController, type PeerEndpoint } from './nic-controller.ts';
 import type { NicDomain } from './nic-domain.ts';
 import type { LiveMigrationRecord } from './nic-migration.ts';
@@ -372,6 +372,11 @@ export class LiveNode {
     return domainStats(this.nic, this.host);
   }
 
+  /** Each host core's rings and queue (/metrics). */
+  hostCoreStats(): readonly HostCoreStats[] {
+    return this.host.coreStats();
+  }
+
   /** Every reason `stats().drops` may count, named as there (/metrics exports each from 0). */
   dropReasons(): readonly string[] {
     return domainDropReasons(this.nic, this.host);
@@ -444,11 +449,13 @@ export function domainStats(nic: NicDomain, host?: HostCounters): LiveNodeStats 
  */
 export function nicDomainNode(
   nic: NicController,
-): Pick<LiveNode, 'nic' | 'stats' | 'dropReasons' | 'actorId' | 'migrate'> {
+): Pick<LiveNode, 'nic' | 'stats' | 'dropReasons' | 'hostCoreStats' | 'actorId' | 'migrate'> {
   return {
     nic,
     stats: () => ({ ...domainStats(nic), hostLost: nic.hostLost }),
     dropReasons: () => domainDropReasons(nic),
+    // The host cores are the host process's (which serves no /metrics): none reported here.
+    hostCoreStats: () => [],
     actorId(name: string): ActorId {
       const entry = nic.table.lookupName(name);
       if (!entry) throw new ConfigError('actor', `no actor named "${name}" on this node`);
