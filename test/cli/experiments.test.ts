@@ -182,6 +182,36 @@ test('experiment scheduler with a duration too short to complete a request: the 
   );
 });
 
+test('experiment scheduler, text: a point that completed no request reads "no data", not a 0 µs latency', () => {
+  const out = mkdtempSync(join(tmpdir(), 'ipipe-cli-'));
+  const run = ipipe(
+    'experiment',
+    'scheduler',
+    '--nic',
+    'liquidio-cn2350',
+    '--loads',
+    '0.1,0.5',
+    '--duration',
+    '1ns',
+    '--seed',
+    '1',
+    '--out',
+    out,
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const rows = run.stdout.split('\n').filter((line) => /^0\.[15]0\s/.test(line));
+  assert.equal(rows.length, 2, run.stdout);
+  for (const row of rows) {
+    // fcfs, drr and hybrid: p50 and p99 each.
+    assert.equal(row.match(/no data/g)?.length, 6, row);
+    assert.doesNotMatch(row, /\s0(\s|$)/, row);
+  }
+  assert.match(
+    run.stderr,
+    /6 of 6 point\(s\) completed no request in the measured 0\.000001 ms: their latencies read "no data".*use a longer --duration/,
+  );
+});
+
 test('help shows defaults as the user would type them, not in nanoseconds', () => {
   const characterize = ipipe('characterize', '--help');
   assert.match(characterize.stdout, /\(default: 1ms\)/);
