@@ -47,7 +47,7 @@ import {
 } from './channel-link.ts';
 import { runAtWallNs, wallNs } from './clock.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
-import type { CoreRingStats } from './domain-cores.ts';
+import { type CoreRingStats, coreRingStats } from './domain-cores.ts';
 import { SOCKET_CORE_CONTROLLER_DROP_REASONS, type SocketCoreControllerDropReason } from './drop-reasons.ts';
 import type { NicDomain, NicDomainOptions } from './nic-domain.ts';
 import {
@@ -385,21 +385,7 @@ export class SocketCoreController implements NicDomain {
 
   ringStats(): readonly CoreRingStats[] {
     const core = this.#core;
-    if (core === undefined) return [];
-    const work = core.work.stats();
-    const results = core.results.stats();
-    return [
-      {
-        core: 0,
-        workBytes: work.occupancyBytes,
-        resultBytes: results.occupancyBytes,
-        workItems: work.sent,
-        workFlushes: work.flushes,
-        workDoorbells: work.doorbells,
-        results: results.received,
-        resultSleeps: results.sleeps,
-      },
-    ];
+    return core === undefined ? [] : [coreRingStats(0, core.work, core.results)];
   }
 
   heldRequests(): number {
