@@ -22,10 +22,18 @@ export function writeJson(document: unknown): void {
   process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
 }
 
-/** Renders rows as an aligned table; numbers right-aligned. */
+/**
+ * What a table shows for a figure of a point that measured nothing (a latency of no completed
+ * request): a 0 there would read as a measurement.
+ */
+export const NO_DATA = 'no data';
+
+/** Renders rows as an aligned table; numbers (and NO_DATA in their column) right-aligned. */
 export function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const cells = [header, ...rows.map((row) => row.map((c) => (typeof c === 'number' ? formatNumber(c) : c)))];
-  const numeric = header.map((_, col) => rows.every((row) => typeof row[col] === 'number'));
+  const numeric = header.map((_, col) =>
+    rows.every((row) => typeof row[col] === 'number' || row[col] === NO_DATA),
+  );
   const widths = header.map((_, col) => Math.max(...cells.map((row) => String(row[col] ?? '').length)));
   return cells
     .map((row, index) => {

@@ -58,7 +58,15 @@ export type { DmoVectorElement, DmoVectorOptions } from './collections/vector.ts
 export type { DmoDomainOptions, DmoHeapOptions } from './domain.ts';
 /** The buffer a domain lives in (a SharedArrayBuffer where the runtime has one). */
 export type { DomainBuffer } from './memory.ts';
-/** Options of `writeRegionImage` / `regionImageChunks` and `adoptRegionImage` / `ImageAssembler`, and an image header. */
-export type { RegionImageAdoptOptions, RegionImageHeader, RegionImageWriteOptions } from './region-image.ts';
+/**
+ * Options of `writeRegionImage` / `regionImageChunks` and `adoptRegionImage` / `ImageAssembler`, an
+ * image header, and where a chunked transfer stands (`ImageAssembler.accept`).
+ */
+export type {
+  ImageProgress,
+  RegionImageAdoptOptions,
+  RegionImageHeader,
+  RegionImageWriteOptions,
+} from './region-image.ts';
 /** The DMO API an actor uses, its statistics, and a row of a side's object table. */
 export type { DmoHeap, DmoHeapStats, ObjectTableRow } from './types.ts';

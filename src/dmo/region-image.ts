@@ -324,6 +324,15 @@ export function adoptRegionImage(
 type AssemblerState = 'header' | 'body' | 'finished' | 'failed';
 
 /**
+ * Where an image stands after `ImageAssembler.accept`: bytes still to come, adopted (the heap is
+ * published), or failed — damaged or refused, nothing adopted, the region given back.
+ */
+export type ImageProgress =
+  | { readonly kind: 'partial' }
+  | { readonly kind: 'adopted'; readonly heap: DmoHeap }
+  | { readonly kind: 'failed'; readonly error: Error };
+
+/**
  * Receives a region image in pieces (any sizes, in order) and adopts it, copying each piece
  * straight to its place in the target region — no buffer the size of the image on this side.
  *
@@ -400,6 +409,24 @@ export class ImageAssembler {
     } catch (error) {
       this.#fail();
       throw error;
+    }
+  }
+
+  /**
+   * Pushes the chunks one message of a transfer carries and, once the whole image has arrived,
+   * finishes it. For a receiver on a channel (the live node's controllers): a damaged image is an
+   * outcome there, not an exception to escape the channel's listener, and it leaves the sender
+   * holding the actor — so any failure is returned, with the region given back (`abort`).
+   */
+  accept(chunks: Iterable<Uint8Array>): ImageProgress {
+    try {
+      for (const chunk of chunks) this.push(chunk);
+      const expected = this.expectedBytes;
+      if (expected === undefined || this.#received < expected) return { kind: 'partial' };
+      return { kind: 'adopted', heap: this.finish() };
+    } catch (error) {
+      this.abort();
+      return { kind: 'failed', error: error instanceof Error ? error : new Error(String(error)) };
     }
   }
 

@@ -156,29 +156,44 @@ test('a user NIC profile naming a host that is not built in: the field and the k
   assert.doesNotMatch(run.stderr, /loadProfileFile/);
 });
 
+/** A scheduler experiment whose points are too short to complete a request. */
+const TOO_SHORT_SCHEDULER = [
+  'experiment',
+  'scheduler',
+  '--nic',
+  'liquidio-cn2350',
+  '--duration',
+  '1ns',
+  '--seed',
+  '1',
+];
+
 test('experiment scheduler with a duration too short to complete a request: the report still comes out', () => {
   const out = mkdtempSync(join(tmpdir(), 'ipipe-cli-'));
-  const run = ipipe(
-    'experiment',
-    'scheduler',
-    '--nic',
-    'liquidio-cn2350',
-    '--loads',
-    '0.1',
-    '--duration',
-    '1ns',
-    '--seed',
-    '1',
-    '--out',
-    out,
-    '--json',
-  );
+  const run = ipipe(...TOO_SHORT_SCHEDULER, '--loads', '0.1', '--out', out, '--json');
   assert.equal(run.code, 0, run.stderr);
   const document = JSON.parse(run.stdout) as { results: { p99Us: number }[] };
   assert.ok(document.results.length > 0);
   assert.match(
     run.stderr,
     /chart p99 not written: every point completed no request \(latency 0\); use a longer --duration/,
+  );
+});
+
+test('experiment scheduler, text: a point that completed no request reads "no data", not a 0 µs latency', () => {
+  const out = mkdtempSync(join(tmpdir(), 'ipipe-cli-'));
+  const run = ipipe(...TOO_SHORT_SCHEDULER, '--loads', '0.1,0.5', '--out', out);
+  assert.equal(run.code, 0, run.stderr);
+  const rows = run.stdout.split('\n').filter((line) => /^0\.[15]0\s/.test(line));
+  assert.equal(rows.length, 2, run.stdout);
+  for (const row of rows) {
+    // fcfs, drr and hybrid: p50 and p99 each.
+    assert.equal(row.match(/no data/g)?.length, 6, row);
+    assert.doesNotMatch(row, /\s0(\s|$)/, row);
+  }
+  assert.match(
+    run.stderr,
+    /6 of 6 point\(s\) completed no request in the measured 0\.000001 ms: their latencies read "no data".*use a longer --duration/,
   );
 });
 

@@ -39,6 +39,11 @@ test('experiment rkv with a --duration too short to answer anything: report, not
     );
     assert.doesNotMatch(run.stderr, /Infinite extent|IPIPE_CHART_WARNING/, 'no chart drawn from no data');
     assert.match(run.stderr, /4 of 4 point\(s\) answered no request .*use a longer --duration/);
+    // Latencies of no request are no data, not a measured 0 µs.
+    const leaders = run.stdout.split('\n').filter((line) => /^leader\s/.test(line));
+    assert.equal(leaders.length, 2, run.stdout);
+    for (const line of leaders) assert.match(line, /no data\s+no data\s+\d+$/, line);
+    assert.match(run.stderr, /latencies read "no data"/);
     const files = readdirSync(out).sort();
     assert.deepEqual(
       files.filter((f) => !f.endsWith('.svg')),

@@ -51,6 +51,15 @@ test('a split node prints JSON banners and its NIC process serves /stats and /me
     assert.ok(stats.requests >= 1 && stats.replies >= 1, JSON.stringify(stats));
     const metrics = await (await fetch(`${admin}/metrics`)).text();
     assert.match(metrics, /ipipe_replies_total\{kind="reply"\} [1-9]/);
+    // The host cores are the other process's: no series of theirs here (the TYPE line only).
+    assert.doesNotMatch(metrics, /^ipipe_host_(ring_occupancy_bytes|core_requests)\{/m);
+    // The NIC process's drop reasons from 0; the host's are the other process's, not exported here.
+    assert.match(metrics, /ipipe_drops_total\{reason="bad-checksum"\} 0/);
+    assert.match(metrics, /ipipe_drops_total\{reason="host-unreachable"\} 0/);
+    assert.doesNotMatch(
+      metrics,
+      /ipipe_drops_total\{reason="host-(stray-image|corrupt-image|unanswerable-refusal)"\}/,
+    );
 
     const nicExit = once(nic.child, 'exit');
     const hostExit = once(host.child, 'exit');

@@ -413,6 +413,34 @@ test('truncated and padded images are refused with no region claimed', () => {
   assert.throws(() => assembler.finish(), /already failed/);
 });
 
+test('accept: partial until the last byte, then adopted; a damaged image fails with no region claimed', () => {
+  const { image } = damageFixture();
+  const target = makeDomain({ maxActors: 1 });
+  const assembler = new ImageAssembler(target, A);
+  const half = image.length >> 1;
+  assert.deepEqual(assembler.accept([image.subarray(0, 10), image.subarray(10, half)]), { kind: 'partial' });
+  assert.equal(target.heapOf(A), undefined);
+  const done = assembler.accept([image.subarray(half)]);
+  assert.equal(done.kind, 'adopted');
+  assert.equal(target.heapOf(A), done.kind === 'adopted' ? done.heap : undefined);
+  // Byte for byte what a one-shot adoption in a fresh domain makes (the same incarnation).
+  const oneShot = imageOf(adoptRegionImage(makeDomain({ maxActors: 1 }), A, image));
+  assert.deepEqual(imageOf(target.heapOf(A) as DmoHeap), oneShot);
+
+  const damaged = image.slice();
+  damaged[image.length - 1]! ^= 0xff;
+  const fresh = makeDomain({ maxActors: 1 });
+  const failing = new ImageAssembler(fresh, A, { verify: 'crc32c' });
+  assert.equal(failing.accept([damaged.subarray(0, half)]).kind, 'partial');
+  const failed = failing.accept([damaged.subarray(half)]);
+  assert.equal(failed.kind, 'failed');
+  assert.equal(
+    failed.kind === 'failed' ? (failed.error as { code?: string }).code : '',
+    'IPIPE_ERR_DMO_CORRUPT_SNAPSHOT',
+  );
+  assertNothingClaimed(fresh);
+});
+
 test("verify: 'crc32c' catches any flipped byte; without it only structure is checked", () => {
   const { heap, image } = damageFixture();
   const live = [...heap.objects()];

@@ -35,7 +35,7 @@ import {
   refuseFlags,
   resolveNic,
 } from '../options.ts';
-import { paint, progressBar, table } from '../output.ts';
+import { NO_DATA, paint, progressBar, table } from '../output.ts';
 import { type PlannedChart, renderCharts, reportThenWrite } from '../report-files.ts';
 
 /** The parsed options of `ipipe experiment rkv|dt|rta`. */
@@ -213,7 +213,8 @@ async function appCharts(
     notes: [
       ...rendered.notes,
       `${silent} of ${rows.length} point(s) answered no request in the measured ${options.durationNs / 1e6} ms: ` +
-        'their figures are 0 and they have no per-core throughput (no chart where none has); use a longer --duration',
+        `their latencies read "${NO_DATA}" (in the JSON and CSV: 0, with answered 0), their throughput and cores are 0 ` +
+        'and they have no per-core throughput (no chart where none has); use a longer --duration',
     ],
   };
 }
@@ -264,8 +265,9 @@ export function renderAppExperiment(result: AppOffloadResult): string {
         kilo(r.offeredMops),
         kilo(r.throughputMops),
         r.perCoreMops === null ? '—' : kilo(r.perCoreMops),
-        r.avgLatencyUs,
-        r.p99LatencyUs,
+        // No request answered: no latency to show (the row's 0 is no measurement).
+        r.answered === 0 ? NO_DATA : r.avgLatencyUs,
+        r.answered === 0 ? NO_DATA : r.p99LatencyUs,
         r.migrations,
       ]),
     ),

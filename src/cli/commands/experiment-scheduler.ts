@@ -13,7 +13,7 @@ import { timingFor } from '../../platform/sim/hardware-timing.ts';
 import { lineChart, writeExperimentOutputs } from '../../report/index.ts';
 import type { SchedulerPolicy } from '../../sched/hybrid-scheduler.ts';
 import type { ResolvedNic } from '../options.ts';
-import { paint, progressBar, table } from '../output.ts';
+import { NO_DATA, paint, progressBar, table } from '../output.ts';
 import { type PlannedChart, renderCharts, reportThenWrite } from '../report-files.ts';
 
 export interface SchedulerExperimentOptions {
@@ -77,11 +77,20 @@ export async function schedulerExperimentCommand(
     'completed no request (latency 0)',
     'use a longer --duration',
   );
+  const silent = result.results.filter((r) => r.answered === 0).length;
+  const notes =
+    silent === 0
+      ? charts.notes
+      : [
+          ...charts.notes,
+          `${silent} of ${result.results.length} point(s) completed no request in the measured ${options.durationNs / 1e6} ms: ` +
+            `their latencies read "${NO_DATA}" (in the JSON and CSV: 0, with answered 0); use a longer --duration`,
+        ];
   await reportThenWrite({
     json: options.json,
     document: result,
     text: () => renderScheduler(result),
-    notes: charts.notes,
+    notes,
     outDir: options.outDir,
     write: async () =>
       (
@@ -115,9 +124,11 @@ export function renderScheduler(result: SchedulerComparisonResult): string {
       ['load', ...schedulers.flatMap((s) => [`${s} p50 µs`, `${s} p99 µs`])],
       loads.map((load) => [
         load,
-        ...schedulers.flatMap((s) => {
+        ...schedulers.flatMap((s): (string | number)[] => {
           const point = result.results.find((r) => r.load === load && r.scheduler === s);
-          return [point?.p50Us ?? Number.NaN, point?.p99Us ?? Number.NaN];
+          if (point === undefined) return [Number.NaN, Number.NaN];
+          // No request completed: there is no latency to show (the result's 0 is no measurement).
+          return point.answered === 0 ? [NO_DATA, NO_DATA] : [point.p50Us, point.p99Us];
         }),
       ]),
     ),

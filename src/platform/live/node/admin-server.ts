@@ -18,7 +18,10 @@ export interface AdminServer {
 }
 
 /** What the admin server reads and drives: a whole `LiveNode`, or a split node's NIC domain (`nicDomainNode`). */
-export type AdminTarget = Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'>;
+export type AdminTarget = Pick<
+  LiveNode,
+  'nic' | 'stats' | 'dropReasons' | 'hostCoreStats' | 'actorId' | 'migrate'
+>;
 
 const DOMAIN_CODE: Readonly<Record<string, number>> = { nic: 0, host: 1, migrating: 2 };
 
@@ -64,7 +67,7 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
       }
     },
   });
-  new client.Counter({
+  const drops = new client.Counter({
     name: 'ipipe_drops_total',
     help: 'Frames and requests refused, by reason.',
     labelNames: ['reason'],
@@ -75,6 +78,9 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
         sync(this, `drop/${reason}`, { reason }, count);
     },
   });
+  // Every reason the node counts is a series from the start: with none before the first drop, a
+  // dashboard or an alert could not tell "nothing dropped" from "not exported".
+  for (const reason of node.dropReasons()) drops.inc({ reason }, 0);
   new client.Counter({
     name: 'ipipe_replies_total',
     help: 'Replies sent to clients, by kind.',
@@ -132,6 +138,33 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
       for (const ring of nic.ringStats()) {
         this.set({ core: String(ring.core), ring: 'work' }, ring.workBytes);
         this.set({ core: String(ring.core), ring: 'result' }, ring.resultBytes);
+      }
+    },
+  });
+  // The host domain's cores, as the NIC's above: their rings, and the per-core queues the host
+  // steers requests into (an actor's core, or the shortest queue for a non-exclusive one), where a
+  // slow host core shows before its ring fills.
+  new client.Gauge({
+    name: 'ipipe_host_ring_occupancy_bytes',
+    help: 'Bytes waiting in each host core ring.',
+    labelNames: ['core', 'ring'],
+    registers: [registry],
+    collect() {
+      for (const core of node.hostCoreStats()) {
+        this.set({ core: String(core.core), ring: 'work' }, core.workBytes);
+        this.set({ core: String(core.core), ring: 'result' }, core.resultBytes);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'ipipe_host_core_requests',
+    help: 'Requests each host core has: queued for it (waiting for room in its ring) and held (handed to it, running or in its ring).',
+    labelNames: ['core', 'state'],
+    registers: [registry],
+    collect() {
+      for (const core of node.hostCoreStats()) {
+        this.set({ core: String(core.core), state: 'queued' }, core.queuedRequests);
+        this.set({ core: String(core.core), state: 'held' }, core.heldRequests);
       }
     },
   });

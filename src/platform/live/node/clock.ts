@@ -26,3 +26,11 @@ export function nowMs(): number {
 export function wallNsAt(monotonicMs: number): number {
   return (TIME_ORIGIN_MS + monotonicMs) * 1e6;
 }
+
+/**
+ * Calls `fire` at wall-clock `dueAtNs` (at once if that has passed): an actor's timer, armed on
+ * whichever thread delivers it. Unref'd: a pending timer does not keep a stopping node alive.
+ */
+export function runAtWallNs(dueAtNs: number, fire: () => void): void {
+  setTimeout(fire, Math.max(0, (dueAtNs - wallNs()) / 1e6)).unref();
+}

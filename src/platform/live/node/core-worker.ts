@@ -12,20 +12,18 @@
 
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { refOf } from '../../../actor/actor-ref.ts';
 import type { MessageCodec } from '../../../actor/codec.ts';
 import { readU32At } from '../../../actor/codec-field-base.ts';
 import type { ActorLogger, PendingTimer, TimerId } from '../../../actor/context.ts';
-import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
 import { IpipeError } from '../../../errors.ts';
 import type { ActorId } from '../../../ids.ts';
-import { ActorInstance, type ActorPorts } from '../../../runtime/actor-instance.ts';
-import { DmoStateStore } from '../../../runtime/dmo-state-store.ts';
+import type { ActorPorts } from '../../../runtime/actor-instance.ts';
 import { RING_CORRUPT, RING_EMPTY, type RingMemory, SpscRing } from '../channel/ring.ts';
-import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
 import { wallNs } from './clock.ts';
+import { ActorInstances, CoreActors } from './core-actors.ts';
 import {
   FrameBuilder,
   FrameReader,
@@ -56,13 +54,7 @@ const data = workerData as CoreWorkerData;
 const domain = DmoDomain.attach(data.domainBuffer);
 const work = SpscRing.attach(data.workRing, { spinIterations: data.spinIterations });
 const results = SpscRing.attach(data.resultRing, { spinIterations: data.spinIterations });
-const definitions = await loadDefinitions(data.catalog);
-const byId = new Map<ActorId, { entry: CatalogEntry; definition: AnyActorDefinition }>();
-const byName = new Map<string, ActorId>();
-data.catalog.forEach((entry, index) => {
-  byId.set(entry.id, { entry, definition: definitions[index] as AnyActorDefinition });
-  byName.set(entry.name, entry.id);
-});
+const actors = await CoreActors.load(data.catalog);
 
 // Tell the controller this core can take work (importing the actor modules can take a while,
 // and work sent before then would count against the watchdog).
@@ -93,7 +85,7 @@ function encodeFor(codec: MessageCodec<unknown>, message: unknown): void {
 const ports: ActorPorts = {
   now: wallNs,
   route(_from, target, message, _sizeBytes, origin: Origin) {
-    const known = byId.get(target);
+    const known = actors.get(target);
     out.u8(OUT_SEND);
     out.u32(target);
     out.origin(origin);
@@ -114,7 +106,7 @@ const ports: ActorPorts = {
     outputs++;
   },
   codecOf(target) {
-    return byId.get(target)?.definition.messages;
+    return actors.get(target)?.definition.messages;
   },
   armTimer(actor, timer: PendingTimer<unknown>) {
     out.u8(OUT_TIMER);
@@ -123,28 +115,11 @@ const ports: ActorPorts = {
     out.f64(timer.dueAtNs);
     outputs++;
   },
-  lookup(name) {
-    const id = byName.get(name);
-    const known = id === undefined ? undefined : byId.get(id);
-    return known ? refOf(known.definition, known.entry.id, known.entry.name) : undefined;
-  },
+  lookup: (name) => actors.refByName(name),
   log,
 };
 
-const instances = new Map<ActorId, ActorInstance>();
-
-function instanceOf(actor: ActorId): ActorInstance | undefined {
-  let instance = instances.get(actor);
-  if (instance) return instance;
-  const known = byId.get(actor);
-  const heap = domain.heapOf(actor);
-  if (!known || !heap) return undefined;
-  const store = DmoStateStore.open(heap, known.definition.messages);
-  instance = new ActorInstance(known.definition, actor, known.entry.name, heap, ports, store);
-  instance.markReady();
-  instances.set(actor, instance);
-  return instance;
-}
+const instances = new ActorInstances(domain, actors, ports);
 
 function beginResult(tag: number): void {
   out.reset();
@@ -208,7 +183,7 @@ function handle(start: number, end: number): boolean {
   const kind = reader.u8();
   if (kind === WORK_STOP) return false;
   if (kind === WORK_FORGET) {
-    instances.delete(reader.u32() as ActorId);
+    instances.forget(reader.u32() as ActorId);
     return true;
   }
   const tag = reader.u32();
@@ -219,7 +194,7 @@ function handle(start: number, end: number): boolean {
   let clientWaits = false;
   beginResult(tag);
   try {
-    const instance = instanceOf(actor);
+    const instance = instances.get(actor);
     if (!instance)
       throw new IpipeError('IPIPE_ERR_ACTOR_UNKNOWN', `actor ${actor} has no heap in this domain`);
     if (kind === WORK_EXEC) {
@@ -241,7 +216,7 @@ function handle(start: number, end: number): boolean {
       const code = error instanceof IpipeError ? error.code : 'IPIPE_ERR_ACTOR_HANDLER_FAILED';
       log.error(
         {
-          actor: byId.get(actor)?.entry.name ?? actor,
+          actor: actors.get(actor)?.entry.name ?? actor,
           work: kind === WORK_TIMER ? 'timer' : 'message',
           code,
         },

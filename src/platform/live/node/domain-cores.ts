@@ -59,6 +59,22 @@ export interface CoreRingStats {
   readonly resultSleeps: number;
 }
 
+/** One core's rings as CoreRingStats (a DomainCores core, or the socket-owning NIC core 0). */
+export function coreRingStats(core: number, work: SpscRing, results: SpscRing): CoreRingStats {
+  const sent = work.stats();
+  const received = results.stats();
+  return {
+    core,
+    workBytes: sent.occupancyBytes,
+    resultBytes: received.occupancyBytes,
+    workItems: sent.sent,
+    workFlushes: sent.flushes,
+    workDoorbells: sent.doorbells,
+    results: received.received,
+    resultSleeps: received.sleeps,
+  };
+}
+
 interface CoreSlot {
   readonly core: number;
   worker: Worker;
@@ -264,20 +280,7 @@ export class DomainCores {
    * the current thread of each core (a replaced core starts again from zero).
    */
   ringStats(): CoreRingStats[] {
-    return this.#slots.map((slot, core) => {
-      const work = slot.work.stats();
-      const results = slot.results.stats();
-      return {
-        core,
-        workBytes: work.occupancyBytes,
-        resultBytes: results.occupancyBytes,
-        workItems: work.sent,
-        workFlushes: work.flushes,
-        workDoorbells: work.doorbells,
-        results: results.received,
-        resultSleeps: results.sleeps,
-      };
-    });
+    return this.#slots.map((slot, core) => coreRingStats(core, slot.work, slot.results));
   }
 
   async stop(): Promise<void> {

@@ -24,7 +24,7 @@ import {
   LINK_REQUEST,
   LINK_STOP,
 } from './channel-link.ts';
-import { wallNs } from './clock.ts';
+import { runAtWallNs } from './clock.ts';
 import {
   type CoreOutput,
   DECODE_FAILED,
@@ -33,7 +33,8 @@ import {
   RESULT_FAILED,
   readOutputs,
 } from './core-protocol.ts';
-import { DomainCores } from './domain-cores.ts';
+import { type CoreRingStats, DomainCores } from './domain-cores.ts';
+import { HOST_DROP_REASONS, type HostDropReason } from './drop-reasons.ts';
 import { LiveRequest } from './live-request.ts';
 
 export interface HostControllerOptions {
@@ -48,6 +49,14 @@ export interface HostControllerOptions {
   readonly ringBytes: number;
   /** Requests a host core may hold at once (the NIC scheduler's coreQueueDepth; see there). */
   readonly coreQueueDepth: number;
+}
+
+/** One host core as `HostController.coreStats` reports it: its rings, and its queue in requests. */
+export interface HostCoreStats extends CoreRingStats {
+  /** Requests steered to this core that wait in its queue (not yet written to its work ring). */
+  readonly queuedRequests: number;
+  /** Requests handed to it: in its work ring, or running. */
+  readonly heldRequests: number;
 }
 
 export class HostController {
@@ -72,7 +81,9 @@ export class HostController {
   readonly #assembling = new Map<ActorId, ImageAssembler>();
   readonly executed = new Map<ActorId, number>();
   /** Messages the host refused, by reason (merged into the node's drop counters). */
-  readonly drops = new Map<string, number>();
+  readonly drops = new Map<HostDropReason, number>();
+  /** Every reason `drops` may count (/metrics exports each from 0). */
+  readonly dropReasons: readonly HostDropReason[] = HOST_DROP_REASONS;
   /** Requests a core's work ring had no room for at once (they waited at their queue's head). */
   ringFullHandOffs = 0;
 
@@ -133,6 +144,15 @@ export class HostController {
     return this.#cores.replacedCores;
   }
 
+  /** Each host core's rings and queue (for metrics: read when scraped, nothing counted per request). */
+  coreStats(): HostCoreStats[] {
+    return this.#cores.ringStats().map((rings) => ({
+      ...rings,
+      queuedRequests: this.#queues[rings.core]?.length ?? 0,
+      heldRequests: this.#held[rings.core]?.length ?? 0,
+    }));
+  }
+
   // ── from the NIC ─────────────────────────────────────────────────────────────────────────────
 
   #onLink(kind: number, actor: ActorId, reader: FrameReader): void {
@@ -185,10 +205,14 @@ export class HostController {
     this.#pump(core);
   }
 
+  #drop(reason: HostDropReason): void {
+    this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
+  }
+
   #refuse(origin: Origin, actor: ActorId, code: string, message: string): void {
     if (origin.kind === 'client') this.#link.error(actor, origin, code, message);
     // An actor's message or a timer has nobody to answer (the core logged a failed handler).
-    else this.drops.set('unanswerable-refusal', (this.drops.get('unanswerable-refusal') ?? 0) + 1);
+    else this.#drop('unanswerable-refusal');
   }
 
   // ── cores ────────────────────────────────────────────────────────────────────────────────────
@@ -266,12 +290,7 @@ export class HostController {
       return;
     }
     if (output.kind === 'timer') {
-      const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
-      setTimeout(
-        () =>
-          this.#accept(new LiveRequest(output.actor, { kind: 'none' }, new Uint8Array(0), output.timerId)),
-        delayMs,
-      ).unref();
+      runAtWallNs(output.dueAtNs, () => this.#accept(LiveRequest.timer(output.actor, output.timerId)));
       return;
     }
     this.#accept(new LiveRequest(output.target, output.origin, output.message, 0));
@@ -316,7 +335,7 @@ export class HostController {
   #receiveImage(kind: typeof LINK_IMAGE | typeof LINK_IMAGE_DMA, actor: ActorId, reader: FrameReader): void {
     const chunks = this.#link.imageChunks(kind, reader);
     if (!chunks) {
-      this.drops.set('stray-image', (this.drops.get('stray-image') ?? 0) + 1);
+      this.#drop('stray-image');
       return;
     }
     let assembler = this.#assembling.get(actor);
@@ -326,21 +345,15 @@ export class HostController {
       });
       this.#assembling.set(actor, assembler);
     }
-    try {
-      for (const chunk of chunks) assembler.push(chunk);
-      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
-      assembler.finish();
-    } catch (error) {
+    const image = assembler.accept(chunks);
+    if (image.kind === 'partial') return;
+    this.#assembling.delete(actor);
+    if (image.kind === 'failed') {
       // A damaged image: nothing adopted, the NIC still holds the actor and its buffered requests.
-      assembler.abort();
-      this.#assembling.delete(actor);
-      this.drops.set('corrupt-image', (this.drops.get('corrupt-image') ?? 0) + 1);
-      process.stderr.write(
-        `ipipe: migration of actor ${actor} to the host failed: ${(error as Error).message}\n`,
-      );
+      this.#drop('corrupt-image');
+      process.stderr.write(`ipipe: migration of actor ${actor} to the host failed: ${image.error.message}\n`);
       return;
     }
-    this.#assembling.delete(actor);
     this.#resident.add(actor);
     this.#leaving.delete(actor);
     this.#stopped.delete(actor);

@@ -18,9 +18,10 @@ import { createSharedChannelPair, type MessageChannel } from '../channel/channel
 import { DEFAULT_MAX_FRAME_BYTES } from '../net/wire.ts';
 import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
 import { ChannelLink, InProcessDma } from './channel-link.ts';
-import { HostController } from './host-controller.ts';
-import { type LiveMigrationRecord, NicController, type PeerEndpoint } from './nic-controller.ts';
+import { HostController, type HostCoreStats } from './host-controller.ts';
+import { NicController, type PeerEndpoint } from './nic-controller.ts';
 import type { NicDomain } from './nic-domain.ts';
+import type { LiveMigrationRecord } from './nic-migration.ts';
 import { SocketCoreController } from './socket-core-controller.ts';
 
 export type { LiveMigrationRecord, NicDomain, PeerEndpoint };
@@ -371,6 +372,16 @@ export class LiveNode {
     return domainStats(this.nic, this.host);
   }
 
+  /** Each host core's rings and queue (/metrics). */
+  hostCoreStats(): readonly HostCoreStats[] {
+    return this.host.coreStats();
+  }
+
+  /** Every reason `stats().drops` may count, named as there (/metrics exports each from 0). */
+  dropReasons(): readonly string[] {
+    return domainDropReasons(this.nic, this.host);
+  }
+
   /** Graceful stop: refuse new requests, let queued work finish (up to `drainMs`), stop every core. */
   async stop(drainMs = 2_000): Promise<void> {
     if (this.#stopped) return;
@@ -388,6 +399,11 @@ export class LiveNode {
 
 /** What the host domain adds to a node's statistics (absent for a split NIC domain: another process). */
 type HostCounters = Pick<HostController, 'drops' | 'replacedCores' | 'ringFullHandOffs'>;
+
+/** The drop reasons `domainStats` may report: the NIC's, and the host's (prefixed) when it is here. */
+function domainDropReasons(nic: NicDomain, host?: Pick<HostController, 'dropReasons'>): readonly string[] {
+  return [...nic.dropReasons, ...(host?.dropReasons ?? []).map((reason) => `host-${reason}`)];
+}
 
 /**
  * A node's statistics as its NIC controller sees them, with the host domain's own counters when
@@ -431,10 +447,15 @@ export function domainStats(nic: NicDomain, host?: HostCounters): LiveNodeStats 
  * A split node's NIC domain (`startNicDomain`) seen as a node by the admin server: it serves
  * /metrics, /stats and /migrate like `LiveNode`, counting the NIC's side only.
  */
-export function nicDomainNode(nic: NicController): Pick<LiveNode, 'nic' | 'stats' | 'actorId' | 'migrate'> {
+export function nicDomainNode(
+  nic: NicController,
+): Pick<LiveNode, 'nic' | 'stats' | 'dropReasons' | 'hostCoreStats' | 'actorId' | 'migrate'> {
   return {
     nic,
     stats: () => ({ ...domainStats(nic), hostLost: nic.hostLost }),
+    dropReasons: () => domainDropReasons(nic),
+    // The host cores are the host process's (which serves no /metrics): none reported here.
+    hostCoreStats: () => [],
     actorId(name: string): ActorId {
       const entry = nic.table.lookupName(name);
       if (!entry) throw new ConfigError('actor', `no actor named "${name}" on this node`);

@@ -4,7 +4,7 @@
  */
 
 import { writeU32 } from '../../../actor/codec-field-base.ts';
-import type { NetworkEndpoint, Origin } from '../../../actor/envelope.ts';
+import { type NetworkEndpoint, NO_ORIGIN, type Origin } from '../../../actor/envelope.ts';
 import type { ActorId } from '../../../ids.ts';
 import { originSize, writeOrigin } from '../../../runtime/origin-codec.ts';
 import type { SchedRequest } from '../../../sched/types.ts';
@@ -21,6 +21,9 @@ export interface LiveClient {
   readonly endpoint: NetworkEndpoint;
   readonly key: string;
 }
+
+/** A timer delivery's payload: none (the timer's message is in the actor's heap); never written. */
+const NO_PAYLOAD = new Uint8Array(0);
 
 export class LiveRequest implements SchedRequest {
   actor: ActorId;
@@ -54,6 +57,11 @@ export class LiveRequest implements SchedRequest {
     this.timerId = timerId;
     this.client = client;
     this.dedupEntry = -1;
+  }
+
+  /** The delivery of an actor's timer `timerId` (nobody to answer, no message: the timer holds it). */
+  static timer(actor: ActorId, timerId: number): LiveRequest {
+    return new LiveRequest(actor, NO_ORIGIN, NO_PAYLOAD, timerId);
   }
 
   /** Bytes of the work item a core runs for this request (see `writeWork`). */

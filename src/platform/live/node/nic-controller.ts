@@ -20,12 +20,10 @@ import { ActorTable } from '../../../actor/actor-table.ts';
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
-import { ImageAssembler } from '../../../dmo/region-image.ts';
 import { ConfigError, EncodeError } from '../../../errors.ts';
 import { type ActorId, nodeId } from '../../../ids.ts';
 import { encodeOrigin, readOrigin } from '../../../runtime/origin-codec.ts';
-import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
-import type { SchedulerSettings } from '../../../sched/settings.ts';
+import { HybridScheduler } from '../../../sched/hybrid-scheduler.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
 import { type FragmentDropReason, fragmentMessage, Reassembler } from '../net/fragments.ts';
 import { literalLookup } from '../net/literal-lookup.ts';
@@ -37,7 +35,6 @@ import {
   readFrameInto,
   sealFrame,
 } from '../net/wire.ts';
-import type { CatalogEntry } from './actor-catalog.ts';
 import { initialiseActor } from './actor-init.ts';
 import {
   type ChannelLink,
@@ -53,7 +50,7 @@ import {
   type LinkSendingStats,
 } from './channel-link.ts';
 import { ClientDirectory, endpointKey } from './client-directory.ts';
-import { wallNs, wallNsAt } from './clock.ts';
+import { runAtWallNs, wallNs, wallNsAt } from './clock.ts';
 import {
   type CoreOutput,
   DECODE_FAILED,
@@ -64,28 +61,21 @@ import {
   readOutputs,
 } from './core-protocol.ts';
 import { DomainCores } from './domain-cores.ts';
+import { NIC_CONTROLLER_DROP_REASONS, type NicControllerDropReason } from './drop-reasons.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
-import type { NicDomain } from './nic-domain.ts';
+import type { NicDomain, NicDomainOptions } from './nic-domain.ts';
+import {
+  completeMigration,
+  type LiveMigrationRecord,
+  type MigrationCount,
+  type NicMigration,
+  receiveHostImage,
+} from './nic-migration.ts';
 import { RecentLog } from './recent-log.ts';
 import { NOT_FOUND, RequestDedup } from './request-dedup.ts';
 
-export interface NicControllerOptions {
-  readonly catalog: readonly CatalogEntry[];
-  readonly definitions: ReadonlyMap<ActorId, AnyActorDefinition>;
-  readonly initialDomain: ReadonlyMap<ActorId, Domain>;
+export interface NicControllerOptions extends NicDomainOptions {
   readonly cores: number;
-  readonly port: number;
-  readonly address: string;
-  readonly policy: SchedulerPolicy;
-  readonly scheduler: Partial<SchedulerSettings>;
-  readonly regionBytes: number;
-  readonly maxActors: number;
-  readonly watchdogMs: number;
-  readonly ingressLimit: number;
-  readonly maxFrameBytes: number;
-  readonly ringBytes: number;
-  /** This node's id in its cluster (catalog entries with another `node` live elsewhere). */
-  readonly nodeId: number;
   /** Where the other nodes of the cluster listen, by node id. */
   readonly peers: ReadonlyMap<number, PeerEndpoint>;
 }
@@ -101,38 +91,6 @@ function clientOf(origin: Origin): ClientOrigin | undefined {
   let at: Origin = origin;
   while (at.kind === 'actor') at = at.parent;
   return at.kind === 'client' ? at : undefined;
-}
-
-/** One completed live migration, phase by phase. */
-export interface LiveMigrationRecord {
-  readonly actor: ActorId;
-  readonly name: string;
-  readonly from: Domain;
-  readonly to: Domain;
-  readonly trigger: string;
-  readonly stateBytes: number;
-  readonly bufferedRequests: number;
-  readonly phasesMs: {
-    readonly prepare: number;
-    readonly ready: number;
-    readonly gone: number;
-    readonly clean: number;
-  };
-}
-
-interface MigrationState {
-  readonly actor: ActorId;
-  readonly from: Domain;
-  readonly to: Domain;
-  readonly trigger: string;
-  readonly startedMs: number;
-  /** When the scheduler buffered the actor: the end of Prepare, measured so /metrics is not 0 by fiat. */
-  readonly preparedMs: number;
-  readyMs: number;
-  goneMs: number;
-  stateBytes: number;
-  assembler: ImageAssembler | null;
-  readonly done: (record: LiveMigrationRecord) => void;
 }
 
 const DEDUP_ENTRIES = 65_536;
@@ -178,16 +136,15 @@ export class NicController implements NicDomain {
   readonly scheduler: HybridScheduler<LiveRequest>;
   readonly domain: DmoDomain;
   /** Frames and requests refused, by reason (the wire's reasons and the node's own). */
-  readonly drops = new Map<string, number>();
+  readonly drops = new Map<NicControllerDropReason, number>();
+  /** Every reason `drops` may count (/metrics exports each from 0). */
+  readonly dropReasons: readonly NicControllerDropReason[] = NIC_CONTROLLER_DROP_REASONS;
   readonly executed = new Map<ActorId, { nic: number; host: number }>();
   /** The last migrations and scheduler decisions (a node serves for days: see RecentLog). */
   readonly migrations = new RecentLog<LiveMigrationRecord>(RECENT_ENTRIES);
   readonly decisions = new RecentLog<Decision>(RECENT_ENTRIES);
   /** Completed migrations by actor name and direction, over the node's life (for metrics). */
-  readonly migrationCounts = new Map<
-    string,
-    { readonly actor: string; readonly to: Domain; count: number }
-  >();
+  readonly migrationCounts = new Map<string, MigrationCount>();
   /** Each scheduler decision as it is taken (`ipipe run` prints its reason on stderr). */
   onDecision: ((decision: Decision) => void) | undefined;
   /** Milliseconds from arrival at the NIC to the reply leaving it, per actor (for metrics). */
@@ -237,7 +194,7 @@ export class NicController implements NicDomain {
   readonly #dedup = new RequestDedup(DEDUP_ENTRIES);
   #replySlab = new Uint8Array(REPLY_SLAB_BYTES);
   #replySlabUsed = 0;
-  readonly #migrating = new Map<ActorId, MigrationState>();
+  readonly #migrating = new Map<ActorId, NicMigration>();
   readonly #frame = new FrameView();
   #socket: Socket | undefined;
   /**
@@ -500,7 +457,7 @@ export class NicController implements NicDomain {
 
   // ── the wire ─────────────────────────────────────────────────────────────────────────────────
 
-  #drop(reason: string, count = 1): void {
+  #drop(reason: NicControllerDropReason, count = 1): void {
     this.drops.set(reason, (this.drops.get(reason) ?? 0) + count);
   }
 
@@ -957,12 +914,7 @@ export class NicController implements NicDomain {
       return;
     }
     if (output.kind === 'timer') {
-      const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
-      setTimeout(
-        () =>
-          this.#arrive(new LiveRequest(output.actor, { kind: 'none' }, new Uint8Array(0), output.timerId)),
-        delayMs,
-      ).unref();
+      runAtWallNs(output.dueAtNs, () => this.#arrive(LiveRequest.timer(output.actor, output.timerId)));
       return;
     }
     if (!this.table.has(output.target)) {
@@ -1172,27 +1124,16 @@ export class NicController implements NicDomain {
       this.#drop('stray-image');
       return;
     }
-    if (!migration.assembler) {
-      migration.readyMs = performance.now();
-      const exclusive = this.#options.definitions.get(actor)?.exclusive ?? true;
-      migration.assembler = new ImageAssembler(this.domain, actor, { exclusive });
-    }
-    const assembler = migration.assembler;
-    try {
-      for (const chunk of chunks) assembler.push(chunk);
-      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
-      assembler.finish();
-    } catch (error) {
-      // A damaged image: nothing was adopted and the host still holds the actor; the migration
-      // cannot complete (the actor stays buffered here) — say so loudly rather than serve bad state.
-      assembler.abort();
-      migration.assembler = null;
+    const exclusive = this.#options.definitions.get(actor)?.exclusive ?? true;
+    const image = receiveHostImage(migration, chunks, this.domain, exclusive);
+    if (image.kind === 'partial') return;
+    if (image.kind === 'failed') {
+      // A damaged image: the actor stays buffered here while the host keeps it — say so loudly
+      // rather than serve bad state.
       this.#drop('corrupt-image');
-      process.stderr.write(`ipipe: migration of ${this.#name(actor)} failed: ${(error as Error).message}\n`);
+      process.stderr.write(`ipipe: migration of ${this.#name(actor)} failed: ${image.error.message}\n`);
       return;
     }
-    migration.stateBytes = assembler.receivedBytes;
-    migration.assembler = null;
     this.#cores.forget(actor);
     this.#link.control(LINK_ADOPTED, actor);
     this.#finishMigration(migration);
@@ -1208,38 +1149,18 @@ export class NicController implements NicDomain {
   }
 
   /** Phase 4, Clean. */
-  #finishMigration(migration: MigrationState): void {
+  #finishMigration(migration: NicMigration): void {
     const actor = migration.actor;
     migration.goneMs = performance.now();
     this.table.move(actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
     const buffered = this.scheduler.finishMigration(actor, wallNs());
     for (const request of buffered) this.#toHost(actor, request);
     this.#migrating.delete(actor);
-    const endMs = performance.now();
-    const record: LiveMigrationRecord = {
-      actor,
-      name: this.#name(actor),
-      from: migration.from,
-      to: migration.to,
-      trigger: migration.trigger,
-      stateBytes: migration.stateBytes,
-      bufferedRequests:
-        migration.to === 'host'
-          ? buffered.length
-          : (this.scheduler.view().actors.find((a) => a.id === actor)?.mailboxLength ?? 0),
-      phasesMs: {
-        prepare: migration.preparedMs - migration.startedMs,
-        ready: migration.readyMs - migration.preparedMs,
-        gone: migration.goneMs - migration.readyMs,
-        clean: endMs - migration.goneMs,
-      },
-    };
-    this.migrations.push(record);
-    const key = `${record.name}/${record.to}`;
-    const counted = this.migrationCounts.get(key);
-    if (counted === undefined) this.migrationCounts.set(key, { actor: record.name, to: record.to, count: 1 });
-    else counted.count++;
-    migration.done(record);
+    const bufferedRequests =
+      migration.to === 'host'
+        ? buffered.length
+        : (this.scheduler.view().actors.find((a) => a.id === actor)?.mailboxLength ?? 0);
+    completeMigration(this, migration, this.#name(actor), bufferedRequests);
     this.#pump();
   }
 }

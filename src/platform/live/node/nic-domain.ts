@@ -5,12 +5,38 @@
  */
 
 import type { ActorTable } from '../../../actor/actor-table.ts';
+import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ActorId } from '../../../ids.ts';
+import type { SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
+import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
 import type { LinkSendingStats } from './channel-link.ts';
 import type { CoreRingStats } from './domain-cores.ts';
-import type { LiveMigrationRecord } from './nic-controller.ts';
+import type { LiveMigrationRecord, MigrationCount } from './nic-migration.ts';
 import type { RecentLog } from './recent-log.ts';
+
+/**
+ * What a live node gives its NIC domain, whichever controller runs it (LiveNode builds one set
+ * for both); each controller's options add what only it uses.
+ */
+export interface NicDomainOptions {
+  readonly catalog: readonly CatalogEntry[];
+  readonly definitions: ReadonlyMap<ActorId, AnyActorDefinition>;
+  readonly initialDomain: ReadonlyMap<ActorId, Domain>;
+  readonly port: number;
+  readonly address: string;
+  readonly policy: SchedulerPolicy;
+  readonly scheduler: Partial<SchedulerSettings>;
+  readonly regionBytes: number;
+  readonly maxActors: number;
+  readonly watchdogMs: number;
+  readonly ingressLimit: number;
+  readonly maxFrameBytes: number;
+  readonly ringBytes: number;
+  /** This node's id in its cluster (catalog entries with another `node` live elsewhere). */
+  readonly nodeId: number;
+}
 
 export interface NicDomain {
   readonly table: ActorTable;
@@ -31,13 +57,12 @@ export interface NicDomain {
   readonly reassembler: { readonly messagesRebuilt: number; readonly bytesHeld: number };
   /** Frames and requests refused, by reason. */
   readonly drops: ReadonlyMap<string, number>;
+  /** Every reason `drops` may count (drop-reasons.ts): /metrics exports each from 0. */
+  readonly dropReasons: readonly string[];
   readonly executed: ReadonlyMap<ActorId, { readonly nic: number; readonly host: number }>;
   readonly migrations: RecentLog<LiveMigrationRecord>;
   readonly decisions: RecentLog<Decision>;
-  readonly migrationCounts: ReadonlyMap<
-    string,
-    { readonly actor: string; readonly to: Domain; count: number }
-  >;
+  readonly migrationCounts: ReadonlyMap<string, MigrationCount>;
   readonly replacedCores: number;
   readonly ringFullHandOffs: number;
   /** True when the NIC holds no request and no migration is under way. */

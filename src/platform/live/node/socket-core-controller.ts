@@ -24,17 +24,13 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ActorTable } from '../../../actor/actor-table.ts';
 import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
-import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
+import { type ClientOrigin, NO_ORIGIN, type Origin } from '../../../actor/envelope.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
-import { ImageAssembler } from '../../../dmo/region-image.ts';
 import { ConfigError } from '../../../errors.ts';
 import { type ActorId, nodeId } from '../../../ids.ts';
-import type { SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
-import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
 import { RING_CORRUPT, RING_EMPTY, SpscRing } from '../channel/ring.ts';
 import { encodeErrorBody, HEADER_BYTES } from '../net/wire.ts';
-import type { CatalogEntry } from './actor-catalog.ts';
 import { initialiseActor } from './actor-init.ts';
 import {
   type ChannelLink,
@@ -49,11 +45,18 @@ import {
   LINK_STOP,
   type LinkSendingStats,
 } from './channel-link.ts';
-import { wallNs } from './clock.ts';
+import { runAtWallNs, wallNs } from './clock.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
-import type { CoreRingStats } from './domain-cores.ts';
-import type { LiveMigrationRecord } from './nic-controller.ts';
-import type { NicDomain } from './nic-domain.ts';
+import { type CoreRingStats, coreRingStats } from './domain-cores.ts';
+import { SOCKET_CORE_CONTROLLER_DROP_REASONS, type SocketCoreControllerDropReason } from './drop-reasons.ts';
+import type { NicDomain, NicDomainOptions } from './nic-domain.ts';
+import {
+  completeMigration,
+  type LiveMigrationRecord,
+  type MigrationCount,
+  type NicMigration,
+  receiveHostImage,
+} from './nic-migration.ts';
 import { RecentLog } from './recent-log.ts';
 import { type SharedDedupMemory, SharedRequestDedup } from './shared-request-dedup.ts';
 import type { SocketCoreActivation, SocketCoreData, SocketCoreHello } from './socket-core.ts';
@@ -98,43 +101,20 @@ import {
   u32ToIpv4,
 } from './socket-core-protocol.ts';
 
-export interface SocketCoreControllerOptions {
-  readonly catalog: readonly CatalogEntry[];
-  readonly definitions: ReadonlyMap<ActorId, AnyActorDefinition>;
-  readonly initialDomain: ReadonlyMap<ActorId, Domain>;
-  readonly port: number;
-  readonly address: string;
-  readonly policy: SchedulerPolicy;
-  readonly scheduler: Partial<SchedulerSettings>;
-  readonly regionBytes: number;
-  readonly maxActors: number;
-  readonly watchdogMs: number;
-  readonly ingressLimit: number;
-  readonly maxFrameBytes: number;
-  readonly ringBytes: number;
-  readonly nodeId: number;
+export interface SocketCoreControllerOptions extends NicDomainOptions {
   /** Keep a warm spare core thread for the watchdog's replacement (LiveNodeOptions.warmSpare). */
   readonly warmSpare: boolean;
 }
 
-interface MigrationState {
-  readonly actor: ActorId;
-  readonly from: Domain;
-  readonly to: Domain;
+interface MigrationState extends NicMigration {
   /** The scheduler's trigger when its own decision prepared this (a forced move joined to it). */
   trigger: string;
   /** Its IN_PREPARE's number (0: the core's own decision); OUT_PREPARED/OUT_REFUSED echo it. */
   readonly sequence: number;
   /** OUT_PREPARED seen: the core buffers the actor; a refusal no longer applies to this one. */
   prepared: boolean;
-  readonly startedMs: number;
   /** When OUT_PREPARED arrived: Prepare is the round trip to core 0 (−1 until then). */
   preparedMs: number;
-  readyMs: number;
-  goneMs: number;
-  stateBytes: number;
-  assembler: ImageAssembler | null;
-  readonly done: (record: LiveMigrationRecord) => void;
   readonly fail: (error: Error) => void;
 }
 
@@ -224,10 +204,7 @@ export class SocketCoreController implements NicDomain {
   readonly domain: DmoDomain;
   readonly migrations = new RecentLog<LiveMigrationRecord>(RECENT_ENTRIES);
   readonly decisions = new RecentLog<Decision>(RECENT_ENTRIES);
-  readonly migrationCounts = new Map<
-    string,
-    { readonly actor: string; readonly to: Domain; count: number }
-  >();
+  readonly migrationCounts = new Map<string, MigrationCount>();
   onDecision: ((decision: Decision) => void) | undefined;
   // Peers are refused in this mode (LiveNode's resolve): these stay 0.
   readonly peerFramesSent = 0;
@@ -255,6 +232,10 @@ export class SocketCoreController implements NicDomain {
   #hostHandlerNs = 0;
   /** Drops counted here rather than in the core (images, the channel, the watchdog). */
   readonly #ownDrops = new Map<string, number>();
+  /** Every reason `drops` may count, the core's and this controller's (/metrics exports each from 0). */
+  readonly dropReasons: readonly string[] = [
+    ...new Set<string>([...SOCKET_CORE_DROP_REASONS, ...SOCKET_CORE_CONTROLLER_DROP_REASONS]),
+  ];
   readonly #migrating = new Map<ActorId, MigrationState>();
   /**
    * The core's own migrate decisions, until its OUT_PREPARED (or OUT_REFUSED) arrives: the
@@ -404,21 +385,7 @@ export class SocketCoreController implements NicDomain {
 
   ringStats(): readonly CoreRingStats[] {
     const core = this.#core;
-    if (core === undefined) return [];
-    const work = core.work.stats();
-    const results = core.results.stats();
-    return [
-      {
-        core: 0,
-        workBytes: work.occupancyBytes,
-        resultBytes: results.occupancyBytes,
-        workItems: work.sent,
-        workFlushes: work.flushes,
-        workDoorbells: work.doorbells,
-        results: results.received,
-        resultSleeps: results.sleeps,
-      },
-    ];
+    return core === undefined ? [] : [coreRingStats(0, core.work, core.results)];
   }
 
   heldRequests(): number {
@@ -553,11 +520,9 @@ export class SocketCoreController implements NicDomain {
       for (const output of outputs) {
         if (output.kind === 'send') this.#arrive(output.target, 0, output.origin, output.message);
         else if (output.kind === 'timer') {
-          const delayMs = Math.max(0, (output.dueAtNs - wallNs()) / 1e6);
-          setTimeout(
-            () => this.#arrive(output.actor, output.timerId, { kind: 'none' }, new Uint8Array(0)),
-            delayMs,
-          ).unref();
+          runAtWallNs(output.dueAtNs, () =>
+            this.#arrive(output.actor, output.timerId, NO_ORIGIN, new Uint8Array(0)),
+          );
         }
       }
     }
@@ -1008,28 +973,7 @@ export class SocketCoreController implements NicDomain {
     const migration = this.#migrating.get(actor);
     if (migration === undefined) return;
     this.#migrating.delete(actor);
-    const endMs = performance.now();
-    const record: LiveMigrationRecord = {
-      actor,
-      name: this.#name(actor),
-      from: migration.from,
-      to: migration.to,
-      trigger: migration.trigger,
-      stateBytes: migration.stateBytes,
-      bufferedRequests: buffered,
-      phasesMs: {
-        prepare: migration.preparedMs - migration.startedMs,
-        ready: migration.readyMs - migration.preparedMs,
-        gone: migration.goneMs - migration.readyMs,
-        clean: endMs - migration.goneMs,
-      },
-    };
-    this.migrations.push(record);
-    const key = `${record.name}/${record.to}`;
-    const counted = this.migrationCounts.get(key);
-    if (counted === undefined) this.migrationCounts.set(key, { actor: record.name, to: record.to, count: 1 });
-    else counted.count++;
-    migration.done(record);
+    completeMigration(this, migration, this.#name(actor), buffered);
   }
 
   /** The state is on its new side (phase 3 done): the table says so; the core does phase 4. */
@@ -1112,26 +1056,15 @@ export class SocketCoreController implements NicDomain {
       this.#drop('stray-image');
       return;
     }
-    if (!migration.assembler) {
-      migration.readyMs = performance.now();
-      const exclusive = this.#options.definitions.get(actor)?.exclusive ?? true;
-      migration.assembler = new ImageAssembler(this.domain, actor, { exclusive });
-    }
-    const assembler = migration.assembler;
-    try {
-      for (const chunk of chunks) assembler.push(chunk);
-      if (assembler.expectedBytes === undefined || assembler.receivedBytes < assembler.expectedBytes) return;
-      assembler.finish();
-    } catch (error) {
+    const exclusive = this.#options.definitions.get(actor)?.exclusive ?? true;
+    const image = receiveHostImage(migration, chunks, this.domain, exclusive);
+    if (image.kind === 'partial') return;
+    if (image.kind === 'failed') {
       // As NicController: nothing adopted, the host keeps the actor, its requests stay buffered.
-      assembler.abort();
-      migration.assembler = null;
       this.#drop('corrupt-image');
-      process.stderr.write(`ipipe: migration of ${this.#name(actor)} failed: ${(error as Error).message}\n`);
+      process.stderr.write(`ipipe: migration of ${this.#name(actor)} failed: ${image.error.message}\n`);
       return;
     }
-    migration.stateBytes = assembler.receivedBytes;
-    migration.assembler = null;
     this.#link.control(LINK_ADOPTED, actor);
     this.#gone(migration);
   }
@@ -1336,7 +1269,7 @@ export class SocketCoreController implements NicDomain {
   /** Whether the last replacement was the warm spare (false: a thread started from scratch). */
   usedSpare = false;
 
-  #drop(reason: string): void {
+  #drop(reason: SocketCoreControllerDropReason): void {
     this.#ownDrops.set(reason, (this.#ownDrops.get(reason) ?? 0) + 1);
   }
 

@@ -37,6 +37,8 @@
  * LINK_MIGRATE sent on OUT_PREPARED reaches the host behind all of them (the channel is FIFO).
  */
 
+import { DROP_REASONS } from '../net/wire.ts';
+
 /** Work ring kinds (controller → core); distinct from core-protocol.ts's WORK_* values. */
 export const IN_REPLY = 20;
 export const IN_ARRIVE = 21;
@@ -102,19 +104,13 @@ export const SLOT_FORWARDS = 16;
 export const SLOT_DROPS = 17;
 
 /**
- * Reasons the core drops a datagram or request for, each a counter slot. The wire's reasons and
- * the node's own (the same names NicController counts, so /stats and /metrics read alike); a
- * reason not in the list is counted as `other` rather than lost.
+ * Reasons the core drops a datagram or request for, each a counter slot. A receiver's reasons
+ * (net/wire.ts: the wire's, and a frame going the wrong way) and the node's own (the same names
+ * NicController counts, so /stats and /metrics read alike); a reason not in the list is counted as
+ * `other` rather than lost.
  */
 export const SOCKET_CORE_DROP_REASONS = Object.freeze([
-  'short',
-  'too-large',
-  'bad-magic',
-  'bad-version',
-  'bad-length',
-  'bad-checksum',
-  'bad-flags',
-  'unexpected-kind',
+  ...DROP_REASONS,
   'peer-unknown',
   'unknown-actor',
   'deregistered',

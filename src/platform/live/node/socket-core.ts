@@ -17,25 +17,23 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { refOf } from '../../../actor/actor-ref.ts';
 import type { MessageCodec } from '../../../actor/codec.ts';
 import type { ActorLogger, PendingTimer, TimerId } from '../../../actor/context.ts';
-import type { AnyActorDefinition } from '../../../actor/define-actor.ts';
 import type { ClientOrigin, Origin } from '../../../actor/envelope.ts';
 import { DmoDomain } from '../../../dmo/domain.ts';
 import { IpipeError } from '../../../errors.ts';
 import type { ActorId } from '../../../ids.ts';
-import { ActorInstance, type ActorPorts } from '../../../runtime/actor-instance.ts';
-import { DmoStateStore } from '../../../runtime/dmo-state-store.ts';
+import type { ActorPorts } from '../../../runtime/actor-instance.ts';
 import { HybridScheduler, type SchedulerPolicy } from '../../../sched/hybrid-scheduler.ts';
 import type { SchedulerSettings } from '../../../sched/settings.ts';
 import type { Decision, Domain } from '../../../sched/types.ts';
 import { RING_CORRUPT, RING_EMPTY, type RingMemory, SpscRing } from '../channel/ring.ts';
 import { literalLookup } from '../net/literal-lookup.ts';
 import { encodeErrorBody, FrameView, HEADER_BYTES, readFrameInto, sealFrame } from '../net/wire.ts';
-import { type CatalogEntry, loadDefinitions } from './actor-catalog.ts';
+import type { CatalogEntry } from './actor-catalog.ts';
 import { ClientDirectory, endpointKey } from './client-directory.ts';
-import { wallNs, wallNsAt } from './clock.ts';
+import { runAtWallNs, wallNs, wallNsAt } from './clock.ts';
+import { ActorInstances, CoreActors } from './core-actors.ts';
 import { DECODE_FAILED, FrameBuilder, FrameReader } from './core-protocol.ts';
 import { type LiveClient, LiveRequest } from './live-request.ts';
 import {
@@ -152,17 +150,7 @@ const domain = DmoDomain.attach(data.domainBuffer);
 const work = SpscRing.attach(data.workRing, { spinIterations: 0 });
 const results = SpscRing.attach(data.resultRing, { spinIterations: 0 });
 const counters = new Float64Array(data.counters);
-const definitions = await loadDefinitions(data.catalog);
-const byId = new Map<ActorId, { entry: CatalogEntry; definition: AnyActorDefinition; slot: number }>();
-const byName = new Map<string, ActorId>();
-data.catalog.forEach((entry, index) => {
-  byId.set(entry.id, {
-    entry,
-    definition: definitions[index] as AnyActorDefinition,
-    slot: SLOT_EXECUTED + index,
-  });
-  byName.set(entry.name, entry.id);
-});
+const actors = await CoreActors.load(data.catalog);
 const maxFrameBytes = data.maxFrameBytes;
 
 let activation = data.activation;
@@ -181,10 +169,10 @@ const scheduler = new HybridScheduler<LiveRequest>({
   cores: 1,
   policy: data.policy,
   settings: data.scheduler,
-  nameOf: (id) => byId.get(id)?.entry.name ?? `actor ${id}`,
+  nameOf: (id) => actors.get(id)?.entry.name ?? `actor ${id}`,
 });
 for (const [id, where] of start.domains) {
-  const known = byId.get(id);
+  const known = actors.get(id);
   if (!known) continue;
   scheduler.addActor({
     id,
@@ -195,7 +183,7 @@ for (const [id, where] of start.domains) {
 }
 for (const id of start.deregistered) scheduler.removeActor(id);
 for (const [id, to] of start.migrating) {
-  if (byId.has(id) && scheduler.modeOf(id) !== 'deregistered') scheduler.prepareMigration(id, to, wallNs());
+  if (actors.has(id) && scheduler.modeOf(id) !== 'deregistered') scheduler.prepareMigration(id, to, wallNs());
 }
 
 const log: ActorLogger = {
@@ -424,7 +412,7 @@ let running: LiveRequest | undefined;
 const ports: ActorPorts = {
   now: wallNs,
   route(_from, target, message, _sizeBytes, origin: Origin) {
-    const known = byId.get(target);
+    const known = actors.get(target);
     if (!known) {
       drop('unknown-actor');
       return;
@@ -440,38 +428,20 @@ const ports: ActorPorts = {
     sendReply(frame, size, origin, from, 'reply', request?.origin === origin ? request.client : undefined);
   },
   codecOf(target) {
-    return byId.get(target)?.definition.messages;
+    return actors.get(target)?.definition.messages;
   },
   armTimer(actor, timer: PendingTimer<unknown>) {
-    const delayMs = Math.max(0, (timer.dueAtNs - wallNs()) / 1e6);
     const id = timer.id;
-    setTimeout(() => {
-      scheduler.arrive(new LiveRequest(actor, { kind: 'none' }, new Uint8Array(0), id), wallNs());
+    runAtWallNs(timer.dueAtNs, () => {
+      scheduler.arrive(LiveRequest.timer(actor, id), wallNs());
       pump();
-    }, delayMs).unref();
+    });
   },
-  lookup(name) {
-    const id = byName.get(name);
-    const known = id === undefined ? undefined : byId.get(id);
-    return known ? refOf(known.definition, known.entry.id, known.entry.name) : undefined;
-  },
+  lookup: (name) => actors.refByName(name),
   log,
 };
 
-const instances = new Map<ActorId, ActorInstance>();
-
-function instanceOf(actor: ActorId): ActorInstance | undefined {
-  let instance = instances.get(actor);
-  if (instance) return instance;
-  const known = byId.get(actor);
-  const heap = domain.heapOf(actor);
-  if (!known || !heap) return undefined;
-  const store = DmoStateStore.open(heap, known.definition.messages);
-  instance = new ActorInstance(known.definition, actor, known.entry.name, heap, ports, store);
-  instance.markReady();
-  instances.set(actor, instance);
-  return instance;
-}
+const instances = new ActorInstances(domain, actors, ports);
 
 /** Runs one request the scheduler gave core 0, then completes it there. */
 function run(request: LiveRequest): void {
@@ -491,14 +461,14 @@ function run(request: LiveRequest): void {
   counters[SLOT_RUNNING_GENERATION]! += 1;
   // Counted before the handler runs: its reply leaves from inside it, and whoever has the reply
   // in hand and reads the stats must find the execution counted (a failed handler counts too).
-  const known = byId.get(actor);
-  if (known) counters[known.slot]! += 1;
+  const known = actors.get(actor);
+  if (known) counters[SLOT_EXECUTED + known.index]! += 1;
   // From here the request counts as run: a replacement never runs it again.
   if (request.dedupEntry >= 0 && origin.kind === 'client' && request.client !== undefined)
     dedup.setPhase(request.dedupEntry, request.client.clientId, origin.requestId, PHASE_STARTED);
   running = request;
   try {
-    const instance = instanceOf(actor);
+    const instance = instances.get(actor);
     if (!instance) throw new IpipeError('IPIPE_ERR_ACTOR_UNKNOWN', `actor ${actor} has no heap on the NIC`);
     if (request.timerId !== 0) instance.fireTimer(request.timerId as TimerId);
     else instance.exec(instance.definition.messages.decode(request.payload), origin);
@@ -508,7 +478,7 @@ function run(request: LiveRequest): void {
     if (code === DECODE_FAILED && request.timerId === 0) {
       // Bytes its codec refused never reached the handler: a drop, not an execution (as
       // NicController counts it), else random bytes sent at an actor would count as served.
-      if (known) counters[known.slot]! -= 1;
+      if (known) counters[SLOT_EXECUTED + known.index]! -= 1;
       drop('decode');
     }
     if (origin.kind === 'client') errorToClient(origin, actor, code, message);
@@ -517,7 +487,7 @@ function run(request: LiveRequest): void {
       drop('handler-failed');
       log.error(
         {
-          actor: byId.get(actor)?.entry.name ?? actor,
+          actor: actors.get(actor)?.entry.name ?? actor,
           work: request.timerId !== 0 ? 'timer' : 'message',
           code,
         },
@@ -551,7 +521,7 @@ function pump(): void {
         work.request.origin,
         work.request.actor,
         'IPIPE_ERR_ACTOR_DEREGISTERED',
-        `actor ${byId.get(work.request.actor)?.entry.name ?? work.request.actor} is not serving`,
+        `actor ${actors.get(work.request.actor)?.entry.name ?? work.request.actor} is not serving`,
       );
     }
   }
@@ -594,7 +564,7 @@ function onDatagram(message: Buffer, remote: RemoteInfo): void {
     errorToClient(origin, target, 'IPIPE_ERR_NODE_STOPPED', 'the node is shutting down');
     return;
   }
-  if (!byId.has(target)) {
+  if (!actors.has(target)) {
     drop('unknown-actor');
     errorToClient(origin, target, 'IPIPE_ERR_ACTOR_UNKNOWN', `no actor ${target} on this node`);
     return;
@@ -674,7 +644,7 @@ function onWork(start: number, end: number): boolean {
 /** Phases 3–4 done on the controller: the actor serves from `to`; its buffer follows it. */
 function moved(actor: ActorId, to: Domain): void {
   // The heap moved (or came back as a new heap): no cached instance may outlive that.
-  instances.delete(actor);
+  instances.forget(actor);
   let buffered = 0;
   try {
     const handed = scheduler.finishMigration(actor, wallNs());
@@ -701,9 +671,8 @@ function moved(actor: ActorId, to: Domain): void {
 
 function deregister(actor: ActorId, reason: string): void {
   if (scheduler.modeOf(actor) === 'deregistered') return;
-  instances.get(actor)?.deregister();
-  instances.delete(actor);
-  const message = `actor ${byId.get(actor)?.entry.name ?? actor} was deregistered: ${reason}`;
+  instances.deregister(actor);
+  const message = `actor ${actors.get(actor)?.entry.name ?? actor} was deregistered: ${reason}`;
   for (const orphan of scheduler.removeActor(actor))
     errorToClient(orphan.origin, actor, 'IPIPE_ERR_ACTOR_DEREGISTERED', message);
 }
@@ -793,7 +762,7 @@ if (start.rearmTimers) {
     // A migrating actor's timers are re-armed wherever its heap is adopted.
     if (where !== 'nic' || scheduler.modeOf(id) === 'deregistered' || scheduler.modeOf(id) === 'migrating')
       continue;
-    const instance = instanceOf(id);
+    const instance = instances.get(id);
     for (const timer of instance?.pendingTimers() ?? []) ports.armTimer(id, timer);
   }
 }
