@@ -638,8 +638,18 @@ export class SimNode {
   }
 
   /**
-   * Every idle NIC core takes work until it is busy or there is none. Cores are visited in
+   * Every idle NIC core takes one piece of work, while there is any. Cores are visited in
    * ascending order, each idle one at the moment it is reached (`#nextIdleNicCore`).
+   *
+   * One piece, not "until busy": forwarding a packet to the host, passing host egress to the wire
+   * or pushing a request into a mailbox occupies the core for its cost (`overheadNs`) just as a
+   * handler does. A core that went on taking work would claim, now, packets it can only start
+   * `overheadNs` later, while the cores after it sit idle — one core draining a queue of k
+   * packets serially (k × 2.5 µs for a 512 B forward on the CN2350) and reserving the PCIe FIFO
+   * that far ahead, so every other core's forward then waited behind it. After any burst that
+   * kept the queue filling, and a reply burst from that FIFO started the next (RTA offloaded sat
+   * at ~41 µs instead of ~10 µs, test/platform/sim/nic-core-pump.test.ts).
+   * Only a drop, which costs the core nothing, lets it take the next piece at once.
    */
   #pumpNic(): void {
     if (this.#nicIdleCores === 0) return;
@@ -651,7 +661,7 @@ export class SimNode {
     // The queues are checked before moving to each next idle core (for the first, just above).
     for (let core = this.#nextIdleNicCore(0); core >= 0; ) {
       let overheadNs = 0;
-      while (!this.#nicBusy[core]) {
+      while (!this.#nicBusy[core] && overheadNs === 0) {
         const role = scheduler.roleOf(core);
         if (role === 'fcfs' && !this.#egress.isEmpty()) {
           // On-path: host egress passes through a NIC core on its way to the wire.
