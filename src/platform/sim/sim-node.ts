@@ -144,6 +144,8 @@ export interface ClientSendOptions {
 
 interface ActiveMigration {
   readonly actor: ActorId;
+  /** Which migration of the node this is: a hand-over event names it, so a later one ignores it. */
+  readonly serial: number;
   readonly from: Domain;
   readonly to: Domain;
   readonly trigger: string;
@@ -270,6 +272,7 @@ export class SimNode {
 
   // migration
   readonly #active = new Map<ActorId, ActiveMigration>();
+  #migrationSerial = 0;
   #manageArmed = false;
 
   #network: SimNetworkPort | null = null;
@@ -403,12 +406,12 @@ export class SimNode {
       timer: k.registerKind((_k, actor, timerId) => this.#timerDue(actor as ActorId, timerId), 'timer'),
       manage: k.registerKind(() => this.#manageTick(), 'manage'),
       migrationGone: k.registerKind((_k, actor) => this.#migrationGone(actor as ActorId), 'migration-gone'),
-      migrationClean: k.registerKind(
-        (_k, actor) => this.#migrationClean(actor as ActorId),
-        'migration-clean',
-      ),
+      migrationClean: k.registerKind((_k, actor, serial) => {
+        // Only for the migration that posted it: a forced move may have closed it and begun another.
+        if (this.#active.get(actor as ActorId)?.serial === serial) this.#migrationClean(actor as ActorId);
+      }, 'migration-clean'),
       migrationHandOver: k.registerKind(
-        (_k, actor) => this.#handOverNext(actor as ActorId),
+        (_k, actor, serial) => this.#handOverNext(actor as ActorId, serial),
         'migration-hand-over',
       ),
     };
@@ -1111,8 +1114,14 @@ export class SimNode {
     const now = this.kernel.now();
     const from: Domain = this.scheduler.modeOf(actor) === 'host' ? 'host' : 'nic';
     this.scheduler.prepareMigration(actor, to, now);
+    // The actor's previous move may still be handing over (only a forced move, or a settle
+    // period shorter than the hand-over, comes this soon): what is left goes now, ahead of
+    // anything the new move buffers, and that move's record closes.
+    const previous = this.#active.get(actor);
+    if (previous !== undefined) this.#flushHandOver(previous);
     this.#active.set(actor, {
       actor,
+      serial: ++this.#migrationSerial,
       from,
       to,
       trigger,
@@ -1198,13 +1207,13 @@ export class SimNode {
     migration.bufferedRequests = buffered.length;
     migration.handOver = buffered;
     const first = buffered[0];
-    if (first === undefined) this.kernel.postAfter(this.#kind.migrationClean, 0, actor, 0);
+    if (first === undefined) this.kernel.postAfter(this.#kind.migrationClean, 0, actor, migration.serial);
     else {
       this.kernel.postAfter(
         this.#kind.migrationHandOver,
         Math.round(this.timing.nicToHostSendNs(first.sizeBytes)),
         actor,
-        0,
+        migration.serial,
       );
     }
     this.#pumpNic();
@@ -1220,9 +1229,9 @@ export class SimNode {
    * forward wait behind the last of them — 200–400 µs of client latency from the hand-over core's
    * send time, when the link itself carries those messages in a fraction of that.
    */
-  #handOverNext(actor: ActorId): void {
+  #handOverNext(actor: ActorId, serial: number): void {
     const migration = this.#active.get(actor);
-    if (migration?.phase !== 'clean') return;
+    if (migration?.phase !== 'clean' || migration.serial !== serial) return;
     const request = migration.handOver[migration.handedOver++];
     if (request === undefined) return;
     this.#sendToHost(request, this.kernel.now());
@@ -1236,8 +1245,25 @@ export class SimNode {
       this.#kind.migrationHandOver,
       Math.round(this.timing.nicToHostSendNs(next.sizeBytes)),
       actor,
-      0,
+      serial,
     );
+  }
+
+  /**
+   * Ends `migration`'s Clean phase at once: the requests it has not handed over yet go to the
+   * channel now, one send apart, and its record is written. Its pending hand-over event then finds
+   * another serial (or no migration) and does nothing.
+   */
+  #flushHandOver(migration: ActiveMigration): void {
+    let readyNs = this.kernel.now();
+    for (let i = migration.handedOver; i < migration.handOver.length; i++) {
+      const request = migration.handOver[i] as SimRequest;
+      readyNs += this.timing.nicToHostSendNs(request.sizeBytes);
+      this.#sendToHost(request, readyNs);
+    }
+    migration.handedOver = migration.handOver.length;
+    migration.handOver = NO_REQUESTS;
+    this.#migrationClean(migration.actor);
   }
 
   /**
