@@ -213,6 +213,20 @@ export function renderApps(result: AppsShowcaseResult): string {
   lines.push(
     '  scheduler made while measuring. Every packet size and NIC: ipipe experiment rkv|dt|rta --nic <profile>.',
   );
+  // Where a row's actors moved, say where they ended: "moved 4" with few host cores otherwise
+  // reads as "the work stayed on the NIC", when it can mean every actor went to the host and the
+  // NIC kept only the packet I/O (RTA at this load: docs/apps/experiments.md, "What the offloaded
+  // row shows").
+  for (const row of result.rows) {
+    if (row.offloaded.migrations === 0) continue;
+    const onHost = row.offloaded.actorsOnHost
+      .split(' ')
+      .filter((name) => name !== '')
+      .map((name) => (name.startsWith(`${row.app}-`) ? name.slice(row.app.length + 1) : name));
+    lines.push(
+      `  ${row.app} ${row.role} offloaded — on the host at the end: ${onHost.length === 0 ? 'none' : onHost.join(', ')}`,
+    );
+  }
   return lines.join('\n');
 }
 

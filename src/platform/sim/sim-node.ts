@@ -138,6 +138,8 @@ export interface ClientSendOptions {
 
 interface ActiveMigration {
   readonly actor: ActorId;
+  /** Which migration of the node this is: a hand-over event names it, so a later one ignores it. */
+  readonly serial: number;
   readonly from: Domain;
   readonly to: Domain;
   readonly trigger: string;
@@ -147,10 +149,19 @@ interface ActiveMigration {
   stateBytes: number;
   bufferedRequests: number;
   phase: 'ready' | 'gone' | 'clean';
+  /**
+   * Clean (to the host): the requests still to hand over, oldest first, and how many are sent.
+   * NIC-side arrivals for the actor join the end until the last is sent (its order is kept).
+   */
+  handOver: SimRequest[];
+  handedOver: number;
 }
 
 /** Cost-hook results validated in full per actor before the simulator trusts the hook. */
 const VALIDATED_COST_CALLS = 64;
+
+/** An empty hand-over list, shared (never pushed to: `#joinsHandOver` checks the index first). */
+const NO_REQUESTS: SimRequest[] = [];
 
 const SILENT_LOG: ActorLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const CLIENT_ADDRESS = 'client';
@@ -255,6 +266,7 @@ export class SimNode {
 
   // migration
   readonly #active = new Map<ActorId, ActiveMigration>();
+  #migrationSerial = 0;
   #manageArmed = false;
 
   #network: SimNetworkPort | null = null;
@@ -273,6 +285,7 @@ export class SimNode {
     manage: EventKind;
     migrationGone: EventKind;
     migrationClean: EventKind;
+    migrationHandOver: EventKind;
   };
   /** Payloads of in-flight events, by slot (events carry only numbers). */
   readonly #inFlight: unknown[] = [];
@@ -387,9 +400,13 @@ export class SimNode {
       timer: k.registerKind((_k, actor, timerId) => this.#timerDue(actor as ActorId, timerId), 'timer'),
       manage: k.registerKind(() => this.#manageTick(), 'manage'),
       migrationGone: k.registerKind((_k, actor) => this.#migrationGone(actor as ActorId), 'migration-gone'),
-      migrationClean: k.registerKind(
-        (_k, actor) => this.#migrationClean(actor as ActorId),
-        'migration-clean',
+      migrationClean: k.registerKind((_k, actor, serial) => {
+        // Only for the migration that posted it: a forced move may have closed it and begun another.
+        if (this.#active.get(actor as ActorId)?.serial === serial) this.#migrationClean(actor as ActorId);
+      }, 'migration-clean'),
+      migrationHandOver: k.registerKind(
+        (_k, actor, serial) => this.#handOverNext(actor as ActorId, serial),
+        'migration-hand-over',
       ),
     };
     this.#armManage();
@@ -632,8 +649,18 @@ export class SimNode {
   }
 
   /**
-   * Every idle NIC core takes work until it is busy or there is none. Cores are visited in
+   * Every idle NIC core takes one piece of work, while there is any. Cores are visited in
    * ascending order, each idle one at the moment it is reached (`#nextIdleNicCore`).
+   *
+   * One piece, not "until busy": forwarding a packet to the host, passing host egress to the wire
+   * or pushing a request into a mailbox occupies the core for its cost (`overheadNs`) just as a
+   * handler does. A core that went on taking work would claim, now, packets it can only start
+   * `overheadNs` later, while the cores after it sit idle — one core draining a queue of k
+   * packets serially (k × 2.5 µs for a 512 B forward on the CN2350) and reserving the PCIe FIFO
+   * that far ahead, so every other core's forward then waited behind it. After any burst that
+   * kept the queue filling, and a reply burst from that FIFO started the next (RTA offloaded sat
+   * at ~41 µs instead of ~10 µs, test/platform/sim/nic-core-pump.test.ts).
+   * Only a drop, which costs the core nothing, lets it take the next piece at once.
    */
   #pumpNic(): void {
     if (this.#nicIdleCores === 0) return;
@@ -645,7 +672,7 @@ export class SimNode {
     // The queues are checked before moving to each next idle core (for the first, just above).
     for (let core = this.#nextIdleNicCore(0); core >= 0; ) {
       let overheadNs = 0;
-      while (!this.#nicBusy[core]) {
+      while (!this.#nicBusy[core] && overheadNs === 0) {
         const role = scheduler.roleOf(core);
         if (role === 'fcfs' && !this.#egress.isEmpty()) {
           // On-path: host egress passes through a NIC core on its way to the wire.
@@ -663,6 +690,13 @@ export class SimNode {
             break;
           case 'forward': {
             const request = work.request;
+            if (this.#active.size !== 0 && this.#joinsHandOver(request)) {
+              const dispatchNs = this.timing.nicDispatchNs;
+              overheadNs += this.#receivesPacket(request)
+                ? this.timing.nicPacketNs(request.sizeBytes, dispatchNs)
+                : dispatchNs;
+              break;
+            }
             const sendNs = this.timing.nicToHostSendNs(request.sizeBytes);
             overheadNs += this.#receivesPacket(request)
               ? this.timing.nicPacketNs(request.sizeBytes, sendNs)
@@ -1074,8 +1108,14 @@ export class SimNode {
     const now = this.kernel.now();
     const from: Domain = this.scheduler.modeOf(actor) === 'host' ? 'host' : 'nic';
     this.scheduler.prepareMigration(actor, to, now);
+    // The actor's previous move may still be handing over (only a forced move, or a settle
+    // period shorter than the hand-over, comes this soon): what is left goes now, ahead of
+    // anything the new move buffers, and that move's record closes.
+    const previous = this.#active.get(actor);
+    if (previous !== undefined) this.#flushHandOver(previous);
     this.#active.set(actor, {
       actor,
+      serial: ++this.#migrationSerial,
       from,
       to,
       trigger,
@@ -1085,6 +1125,8 @@ export class SimNode {
       stateBytes: 0,
       bufferedRequests: 0,
       phase: 'ready',
+      handOver: NO_REQUESTS,
+      handedOver: 0,
     });
     publishMigrationPhase({ node: this.id, actor, phase: 'prepare', edge: 'end', atNs: now, from, to });
     this.#progressMigrations();
@@ -1157,13 +1199,78 @@ export class SimNode {
     // Phase 4, Clean: hand over the requests buffered meanwhile, with the new destination.
     const buffered = this.scheduler.finishMigration(actor, now);
     migration.bufferedRequests = buffered.length;
-    let handOverNs = 0;
-    for (const request of buffered) {
-      handOverNs += this.timing.nicToHostSendNs(request.sizeBytes);
-      this.#sendToHost(request, now + handOverNs);
+    migration.handOver = buffered;
+    const first = buffered[0];
+    if (first === undefined) this.kernel.postAfter(this.#kind.migrationClean, 0, actor, migration.serial);
+    else {
+      this.kernel.postAfter(
+        this.#kind.migrationHandOver,
+        Math.round(this.timing.nicToHostSendNs(first.sizeBytes)),
+        actor,
+        migration.serial,
+      );
     }
-    this.kernel.postAfter(this.#kind.migrationClean, Math.max(0, Math.round(handOverNs)), actor, 0);
     this.#pumpNic();
+  }
+
+  /**
+   * Phase 4, Clean, one request at a time: the core handing over has finished sending the next
+   * buffered request, which enters the PCIe channel now; the one after it follows a send later.
+   *
+   * One at a time, when each send is done, not all at once with future ready times: the channel
+   * is a FIFO in the order requests are handed to it, so reserving a backlog of thousands ahead
+   * (RTA's counters buffered 1,400–2,600 `keys` messages at 90% load) made every other core's
+   * forward wait behind the last of them — 200–400 µs of client latency from the hand-over core's
+   * send time, when the link itself carries those messages in a fraction of that.
+   */
+  #handOverNext(actor: ActorId, serial: number): void {
+    const migration = this.#active.get(actor);
+    if (migration?.phase !== 'clean' || migration.serial !== serial) return;
+    const request = migration.handOver[migration.handedOver++];
+    if (request === undefined) return;
+    this.#sendToHost(request, this.kernel.now());
+    const next = migration.handOver[migration.handedOver];
+    if (next === undefined) {
+      migration.handOver = NO_REQUESTS;
+      this.#migrationClean(actor);
+      return;
+    }
+    this.kernel.postAfter(
+      this.#kind.migrationHandOver,
+      Math.round(this.timing.nicToHostSendNs(next.sizeBytes)),
+      actor,
+      serial,
+    );
+  }
+
+  /**
+   * Ends `migration`'s Clean phase at once: the requests it has not handed over yet go to the
+   * channel now, one send apart, and its record is written. Its pending hand-over event then finds
+   * another serial (or no migration) and does nothing.
+   */
+  #flushHandOver(migration: ActiveMigration): void {
+    let readyNs = this.kernel.now();
+    for (let i = migration.handedOver; i < migration.handOver.length; i++) {
+      const request = migration.handOver[i] as SimRequest;
+      readyNs += this.timing.nicToHostSendNs(request.sizeBytes);
+      this.#sendToHost(request, readyNs);
+    }
+    migration.handedOver = migration.handOver.length;
+    migration.handOver = NO_REQUESTS;
+    this.#migrationClean(migration.actor);
+  }
+
+  /**
+   * True (and the request joins the hand-over) when `request`'s actor has just moved to the host
+   * and its buffered requests are still being handed over: forwarding it now would put it ahead
+   * of older requests for the same actor. The core pays what buffering costs it.
+   */
+  #joinsHandOver(request: SimRequest): boolean {
+    const migration = this.#active.get(request.actor);
+    if (migration === undefined || migration.handedOver >= migration.handOver.length) return false;
+    migration.handOver.push(request);
+    migration.bufferedRequests++;
+    return true;
   }
 
   #migrationClean(actor: ActorId): void {
