@@ -487,8 +487,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   /**
    * Phases 3–4 done (state moved): the actor serves from its new side. Returns the requests that
    * were buffered meanwhile, oldest first. Moving to the host, the platform forwards them over the
-   * channel (phase 4, Clean); moving to the NIC, they are queued here ahead of newer arrivals and
-   * the returned array is empty.
+   * channel (phase 4, Clean) — and with them, behind the buffered ones, the actor's requests still
+   * waiting in the shared queue (no core had room to dispatch them yet): the platform then knows
+   * it has handed over everything it received for the actor, and can tell the host so (a host
+   * sender's later messages, sent straight to the adopted actor, must not overtake them). Moving
+   * to the NIC, they are queued here ahead of newer arrivals and the returned array is empty.
    */
   finishMigration(id: ActorId, now: number): R[] {
     this.#advanceClock(now);
@@ -506,6 +509,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       this.#setMode(actor, 'host');
       const out: R[] = [];
       actor.buffered.drainTo((r) => out.push(r));
+      this.#takeShared(id, out);
       return out;
     }
     actor.buffered.drainTo((r) => actor.mailbox.push(r));
@@ -518,6 +522,24 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (!actor.mailbox.isEmpty()) this.#markReady(actor);
     }
     return [];
+  }
+
+  /**
+   * Moves `id`'s requests out of the shared queue onto `out`, in order, counted as arrivals as
+   * dispatch would count them; the others stay in the queue in their order. O(queue length), once
+   * per migration to the host.
+   */
+  #takeShared(id: ActorId, out: R[]): void {
+    if (this.#shared.isEmpty()) return;
+    const actor = this.#require(id);
+    const others: R[] = [];
+    this.#shared.drainTo((r) => {
+      if (r.actor === id) {
+        this.#countArrival(actor, r);
+        out.push(r);
+      } else others.push(r);
+    });
+    for (const r of others) this.#shared.push(r);
   }
 
   /** The platform declined a migrate decision (e.g. the host side is full): forget it. */

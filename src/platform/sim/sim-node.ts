@@ -223,6 +223,21 @@ export class SimNode {
   readonly #hostOutbox: Outbox[];
   readonly #hostBusyNs: Float64Array = EMPTY_FLOAT64;
   readonly #hostPending = new Map<ActorId, number>();
+  /**
+   * Actors just moved to the host whose buffered requests are still crossing the channel
+   * (`buffered`), with the messages host actors and timers sent them meanwhile (`held`, in order):
+   * delivered at once, those would overtake their senders' earlier messages among the buffered
+   * ones, or still on their way through the NIC (#hostToNic: sent while it migrated; the live
+   * channel is FIFO, so there they reach the NIC before it learns of the adoption, but here the NIC
+   * finishes on its own). The held ones go to the host queue when the last of both has arrived
+   * (the live host holds them until the NIC's LINK_DRAINED; channel-link.ts "Per-sender order").
+   */
+  readonly #draining = new Map<
+    ActorId,
+    { readonly buffered: Set<SimRequest>; readonly held: SimRequest[] }
+  >();
+  /** Per actor, host actors' messages to it on their way through the NIC (SimRequest.viaNic). */
+  readonly #hostToNic = new Map<ActorId, number>();
 
   // the link: each direction a FIFO at line rate
   #ingressFreeAtNs = 0;
@@ -389,7 +404,7 @@ export class SimNode {
         this.#arriveAtNic(this.#take(slot) as SimRequest);
       }, 'dispatcher-done'),
       toHost: k.registerKind(
-        (_k, slot) => this.#arriveAtHost(this.#take(slot) as SimRequest),
+        (_k, slot) => this.#crossedToHost(this.#take(slot) as SimRequest),
         'pcie-to-host',
       ),
       toNic: k.registerKind((_k, slot) => this.#arriveFromHost(this.#take(slot) as Outbound), 'pcie-to-nic'),
@@ -730,6 +745,7 @@ export class SimNode {
   }
 
   #startNicExec(core: number, request: SimRequest, overheadNs: number): void {
+    this.#settleViaNic(request);
     const instance = this.#instanceOf(request.actor);
     if (!instance)
       throw new SchedulerStateError(`NIC core ${core} got work for unknown actor ${request.actor}`);
@@ -834,6 +850,39 @@ export class SimNode {
     );
   }
 
+  /** A request reaches the host over the channel; the last one a draining actor waits for releases what was held. */
+  #crossedToHost(request: SimRequest): void {
+    this.#arriveAtHost(request);
+    this.#draining.get(request.actor)?.buffered.delete(request);
+    this.#settleViaNic(request);
+    this.#releaseDrained(request.actor);
+  }
+
+  /** A host actor's message through the NIC ran there, was dropped or reached the host: no longer awaited. */
+  #settleViaNic(request: SimRequest): void {
+    if (!request.viaNic) return;
+    request.viaNic = false;
+    const left = (this.#hostToNic.get(request.actor) ?? 1) - 1;
+    if (left <= 0) this.#hostToNic.delete(request.actor);
+    else this.#hostToNic.set(request.actor, left);
+    this.#releaseDrained(request.actor);
+  }
+
+  /** Once nothing older is on its way to a just-moved actor, the host messages held for it follow. */
+  #releaseDrained(actor: ActorId): void {
+    const draining = this.#draining.get(actor);
+    if (draining === undefined || draining.buffered.size > 0 || this.#hostToNic.has(actor)) return;
+    this.#draining.delete(actor);
+    for (const held of draining.held) this.#arriveAtHost(held);
+  }
+
+  /** A request from this side's own actors or timers: held while its target's buffer crosses (#draining). */
+  #arriveAtHostLocal(request: SimRequest): void {
+    const draining = this.#draining.get(request.actor);
+    if (draining !== undefined) draining.held.push(request);
+    else this.#arriveAtHost(request);
+  }
+
   /**
    * NIC-side steering to a host core's queue: an exclusive actor always to the same core (its exec
    * lock for free); a non-exclusive one to the shortest queue, so it can use every host core.
@@ -910,7 +959,10 @@ export class SimNode {
       } else this.#toWire(out, 0);
       return;
     }
-    this.#arriveAtNic(new SimRequest(out.target, out.sizeBytes, 0, out.message, out.origin, false));
+    const request = new SimRequest(out.target, out.sizeBytes, 0, out.message, out.origin, false);
+    // Every local target's message from the host comes here only from #dispatchOutbound, counted.
+    request.viaNic = true;
+    this.#arriveAtNic(request);
   }
 
   // ── messages leaving a handler ───────────────────────────────────────────────────────────────
@@ -952,8 +1004,11 @@ export class SimNode {
     }
     if (this.scheduler.modeOf(out.target) === 'host') {
       this.#hostPending.set(out.target, (this.#hostPending.get(out.target) ?? 0) + 1);
-      this.#arriveAtHost(new SimRequest(out.target, out.sizeBytes, now, out.message, out.origin, false));
-    } else this.#sendToNic(out, now);
+      this.#arriveAtHostLocal(new SimRequest(out.target, out.sizeBytes, now, out.message, out.origin, false));
+    } else {
+      this.#hostToNic.set(out.target, (this.#hostToNic.get(out.target) ?? 0) + 1);
+      this.#sendToNic(out, now);
+    }
   }
 
   #sendToNic(out: Outbound, readyAtNs: number): void {
@@ -1029,11 +1084,12 @@ export class SimNode {
     const request = new SimRequest(actor, 64, this.kernel.now(), timer.message, timer.origin, false, timerId);
     if (this.scheduler.modeOf(actor) === 'host') {
       this.#hostPending.set(actor, (this.#hostPending.get(actor) ?? 0) + 1);
-      this.#arriveAtHost(request);
+      this.#arriveAtHostLocal(request);
     } else this.#arriveAtNic(request);
   }
 
   #drop(request: SimRequest, reason: string): void {
+    this.#settleViaNic(request);
     this.#count(reason);
     const now = this.kernel.now();
     publishDrop({ node: this.id, atNs: now, reason, actor: request.actor });
@@ -1199,6 +1255,12 @@ export class SimNode {
     // Phase 4, Clean: hand over the requests buffered meanwhile, with the new destination.
     const buffered = this.scheduler.finishMigration(actor, now);
     migration.bufferedRequests = buffered.length;
+    if (migration.to === 'host' && (buffered.length > 0 || this.#hostToNic.has(actor))) {
+      // A move back and forth can find the last one still draining: its held messages stay first.
+      const draining = this.#draining.get(actor);
+      if (draining === undefined) this.#draining.set(actor, { buffered: new Set(buffered), held: [] });
+      else for (const request of buffered) draining.buffered.add(request);
+    }
     migration.handOver = buffered;
     const first = buffered[0];
     if (first === undefined) this.kernel.postAfter(this.#kind.migrationClean, 0, actor, migration.serial);
@@ -1270,6 +1332,8 @@ export class SimNode {
     if (migration === undefined || migration.handedOver >= migration.handOver.length) return false;
     migration.handOver.push(request);
     migration.bufferedRequests++;
+    // Host senders' messages held for the actor wait for this one too (it arrived before them).
+    this.#draining.get(request.actor)?.buffered.add(request);
     return true;
   }
 

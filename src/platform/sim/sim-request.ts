@@ -22,6 +22,12 @@ export class SimRequest implements SchedRequest {
   readonly timerId: number;
   /** Set once a NIC core has received the packet (paid its I/O occupancy). */
   received = false;
+  /**
+   * A host actor's message (or timer) that crossed to the NIC because its target was not on the
+   * host then (it was migrating): SimNode counts it until it runs, is dropped or crosses back, so
+   * that the host's newer messages to that actor wait for it (SimNode #draining).
+   */
+  viaNic = false;
 
   constructor(
     actor: ActorId,

@@ -13,6 +13,16 @@
  *   DONE     [7][actor u32][exec ns f64]                          host → NIC: a request ran (statistics)
  *   STOP     [8][actor u32][reason]                               NIC → host: the actor is deregistered
  *   IMAGE_DMA [9][actor u32][window u32][bytes u32]               the actor's region, copied by the "DMA engine"
+ *   DRAINED  [10][actor u32]                                      NIC → host: after ADOPTED, every request the NIC
+ *                                                                 held for the actor has been sent on (see below)
+ *
+ * Per-sender order across a move to the host. While the actor migrates, the NIC buffers its
+ * requests — those a host actor sent it included (they went to the NIC, where the actor was) — and
+ * sends them on only once it reads ADOPTED. A host actor's message sent after the host adopted the
+ * image would otherwise run ahead of its own earlier ones still in the NIC's buffer, so the host
+ * holds its local senders' messages for the actor until DRAINED, which the NIC sends behind the
+ * last of them (this channel is FIFO). Moving to the NIC needs no marker: the host sends its
+ * senders' messages to the NIC from MIGRATE on, and the NIC queues what it buffered ahead of them.
  *
  * Moving a region. Across processes (TCP) the image travels as IMAGE chunks. In one process the
  * two domains' memories are SharedArrayBuffers the same thread can read, so the region moves the
@@ -38,6 +48,7 @@ export const LINK_ADOPTED = 6;
 export const LINK_DONE = 7;
 export const LINK_STOP = 8;
 export const LINK_IMAGE_DMA = 9;
+export const LINK_DRAINED = 10;
 
 /** Chunk size when the receiver copies a region image out of the sender's memory (a DMA burst). */
 const DMA_CHUNK_BYTES = 8 << 20;
@@ -190,7 +201,7 @@ export class ChannelLink {
     this.#send();
   }
 
-  control(kind: typeof LINK_MIGRATE | typeof LINK_ADOPTED, actor: ActorId): void {
+  control(kind: typeof LINK_MIGRATE | typeof LINK_ADOPTED | typeof LINK_DRAINED, actor: ActorId): void {
     this.#begin(kind, actor);
     this.#send();
   }

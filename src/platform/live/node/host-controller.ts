@@ -18,6 +18,7 @@ import { initialiseActor } from './actor-init.ts';
 import {
   type ChannelLink,
   LINK_ADOPTED,
+  LINK_DRAINED,
   LINK_IMAGE,
   LINK_IMAGE_DMA,
   LINK_MIGRATE,
@@ -77,6 +78,13 @@ export class HostController {
   readonly #resident = new Set<ActorId>();
   /** Actors moving to the NIC: their requests still queued here run first; nothing new is taken. */
   readonly #leaving = new Set<ActorId>();
+  /**
+   * Actors adopted from the NIC whose buffered requests the NIC has not finished sending on
+   * (LINK_DRAINED not read yet), each with the messages this side's own actors and timers sent it
+   * meanwhile, held in order: run now, they would overtake their senders' earlier messages still
+   * in the NIC's buffer (channel-link.ts, "Per-sender order").
+   */
+  readonly #draining = new Map<ActorId, LiveRequest[]>();
   readonly #stopped = new Set<ActorId>();
   readonly #assembling = new Map<ActorId, ImageAssembler>();
   readonly executed = new Map<ActorId, number>();
@@ -173,6 +181,12 @@ export class HostController {
       this.#resident.delete(actor);
       this.domain.releaseHeap(actor);
       this.#cores.forget(actor);
+    } else if (kind === LINK_DRAINED) {
+      // Everything the NIC held for the actor is queued here now: the held messages follow it.
+      const held = this.#draining.get(actor);
+      if (held === undefined) return;
+      this.#draining.delete(actor);
+      for (const request of held) this.#accept(request);
     } else if (kind === LINK_STOP) {
       this.#stopped.add(actor);
     }
@@ -284,16 +298,23 @@ export class HostController {
     this.#pump(core);
   }
 
+  /** A message from this side's own actors or timers: held while its target drains (see #draining). */
+  #acceptLocal(request: LiveRequest): void {
+    const held = this.#draining.get(request.actor);
+    if (held !== undefined) held.push(request);
+    else this.#accept(request);
+  }
+
   #route(output: CoreOutput, from: ActorId): void {
     if (output.kind === 'reply') {
       if (output.origin.kind === 'client') this.#link.reply(from, output.origin, output.message);
       return;
     }
     if (output.kind === 'timer') {
-      runAtWallNs(output.dueAtNs, () => this.#accept(LiveRequest.timer(output.actor, output.timerId)));
+      runAtWallNs(output.dueAtNs, () => this.#acceptLocal(LiveRequest.timer(output.actor, output.timerId)));
       return;
     }
-    this.#accept(new LiveRequest(output.target, output.origin, output.message, 0));
+    this.#acceptLocal(new LiveRequest(output.target, output.origin, output.message, 0));
   }
 
   #watchdog(core: number): void {
@@ -355,6 +376,7 @@ export class HostController {
       return;
     }
     this.#resident.add(actor);
+    this.#draining.set(actor, []);
     this.#leaving.delete(actor);
     this.#stopped.delete(actor);
     this.#link.control(LINK_ADOPTED, actor);

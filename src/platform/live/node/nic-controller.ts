@@ -40,6 +40,7 @@ import {
   type ChannelLink,
   LINK_ADOPTED,
   LINK_DONE,
+  LINK_DRAINED,
   LINK_ERROR,
   LINK_IMAGE,
   LINK_IMAGE_DMA,
@@ -1155,6 +1156,9 @@ export class NicController implements NicDomain {
     this.table.move(actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
     const buffered = this.scheduler.finishMigration(actor, wallNs());
     for (const request of buffered) this.#toHost(actor, request);
+    // Behind the last request this side held for it (the host's senders' among them): the host
+    // runs its own senders' newer messages only after this (channel-link.ts, "Per-sender order").
+    if (migration.to === 'host' && !this.#link.closed) this.#link.control(LINK_DRAINED, actor);
     this.#migrating.delete(actor);
     const bufferedRequests =
       migration.to === 'host'

@@ -36,6 +36,7 @@ import {
   type ChannelLink,
   LINK_ADOPTED,
   LINK_DONE,
+  LINK_DRAINED,
   LINK_ERROR,
   LINK_IMAGE,
   LINK_IMAGE_DMA,
@@ -973,6 +974,11 @@ export class SocketCoreController implements NicDomain {
     const migration = this.#migrating.get(actor);
     if (migration === undefined) return;
     this.#migrating.delete(actor);
+    // The core forwarded what it held for the actor before OUT_MOVED (its result ring is FIFO,
+    // and so is the channel): the host may now run its own senders' newer messages (channel-link.ts,
+    // "Per-sender order"). Also after a core replacement (#settleMigrations), or the host would
+    // hold them for ever.
+    if (migration.to === 'host' && !this.#link.closed) this.#link.control(LINK_DRAINED, actor);
     completeMigration(this, migration, this.#name(actor), buffered);
   }
 
