@@ -409,10 +409,32 @@ export async function nodeRoleCommand(
       actors: catalog.map((entry) => ({ id: entry.id, name: entry.name })),
     });
   else writeOut(`ipipe host domain connected to the NIC domain at ${channelUrl}`);
-  return untilSignal(async () => {
-    await host.stop();
-    await channel.close();
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= host.stop().then(() => channel.close());
+    return stopped;
+  };
+  // Without its NIC domain a host domain is unreachable (the NIC side owns the socket) and its
+  // actors get nothing more: it says so and ends, so a supervisor restarts the pair, rather than
+  // sitting silent (it used to, until a signal).
+  const nicLost = new Promise<number>((resolveExit) => {
+    host.onNicLost = () => {
+      process.stderr.write(
+        `ipipe: the NIC domain is gone (the channel ${channelUrl} closed: its process ended or the link failed). ` +
+          'Nothing reaches this host domain without it: stopping its cores and exiting with code 1. ' +
+          'Restart the --role nic process, then this one.\n',
+      );
+      stop().then(
+        () => resolveExit(1),
+        (error: unknown) => {
+          process.stderr.write(`ipipe: stop failed: ${String(error)}\n`);
+          resolveExit(1);
+        },
+      );
+    };
+    if (host.nicLost) host.onNicLost();
   });
+  return Promise.race([untilSignal(stop), nicLost]);
 }
 
 /** `ipipe migrate`: asks a running node's admin endpoint to move an actor. */

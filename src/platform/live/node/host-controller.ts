@@ -74,6 +74,13 @@ export class HostController {
    */
   readonly #pumpRetry: (NodeJS.Timeout | undefined)[] = [];
   #stopping = false;
+  /**
+   * Set when the channel to the NIC domain closed while this host domain serves (a split node's NIC
+   * process ended or the link failed): nothing reaches this side any more — the NIC owns the socket.
+   */
+  nicLost = false;
+  /** Called once when `nicLost` becomes true (the CLI says so and ends the process). */
+  onNicLost: (() => void) | undefined;
   /** Actors whose heap is on the host. */
   readonly #resident = new Set<ActorId>();
   /** Actors moving to the NIC: their requests still queued here run first; nothing new is taken. */
@@ -133,6 +140,11 @@ export class HostController {
       host.#resident.add(entry.id);
     }
     await host.#cores.start();
+    link.onClosed(() => {
+      if (host.#stopping) return;
+      host.nicLost = true;
+      host.onNicLost?.();
+    });
     link.listen((kind, actor, reader) => host.#onLink(kind, actor, reader));
     for (const [actor, outputs] of initOutputs) for (const output of outputs) host.#route(output, actor);
     return host;
