@@ -54,7 +54,7 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
     lastCounts.set(key, total);
   };
 
-  new client.Counter({
+  const executed = new client.Counter({
     name: 'ipipe_requests_executed_total',
     help: 'Requests executed, by actor and the domain that ran them.',
     labelNames: ['actor', 'domain'],
@@ -81,7 +81,7 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
   // Every reason the node counts is a series from the start: with none before the first drop, a
   // dashboard or an alert could not tell "nothing dropped" from "not exported".
   for (const reason of node.dropReasons()) drops.inc({ reason }, 0);
-  new client.Counter({
+  const replies = new client.Counter({
     name: 'ipipe_replies_total',
     help: 'Replies sent to clients, by kind.',
     labelNames: ['kind'],
@@ -92,7 +92,7 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
       sync(this, 'reply/duplicate', { kind: 'duplicate' }, nic.duplicates);
     },
   });
-  new client.Counter({
+  const migrations = new client.Counter({
     name: 'ipipe_migrations_total',
     help: 'Completed migrations, by actor and direction.',
     labelNames: ['actor', 'to'],
@@ -102,6 +102,16 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
         sync(this, `mig/${key}`, { actor: entry.actor, to: entry.to }, entry.count);
     },
   });
+  // As for drops: every series the node can count exists from the start, at 0 — per actor of the
+  // catalog (executions on either domain, migrations either way) and per reply kind.
+  for (const entry of nic.table.values()) {
+    if (entry.location.domain === 'remote') continue; // another node of the cluster runs it
+    for (const domain of ['nic', 'host']) {
+      executed.inc({ actor: entry.name, domain }, 0);
+      migrations.inc({ actor: entry.name, to: domain }, 0);
+    }
+  }
+  for (const kind of ['reply', 'error', 'duplicate']) replies.inc({ kind }, 0);
   let phasesSeen = 0;
   new client.Summary({
     name: 'ipipe_migration_phase_seconds',

@@ -1,5 +1,5 @@
 /**
- * /metrics exports every drop reason the node counts from its start, at 0 (both ingress modes):
+ * /metrics exports every drop reason (and every per-actor and per-kind counter) the node counts from its start, at 0 (both ingress modes):
  * a dashboard or an alert must tell "nothing dropped" from "not exported". A reason then counts up
  * from that 0 (the series is not counted twice), and every reason /stats reports is one of them.
  */
@@ -58,6 +58,35 @@ for (const ingress of ['controller', 'core'] as const)
       assert.equal(after.get('bad-checksum'), 0);
       for (const reason of Object.keys(node.stats().drops))
         assert.ok(before.has(reason), `/stats counts "${reason}", which /metrics did not export from 0`);
+    } finally {
+      await admin.close();
+      await node.stop();
+    }
+  });
+
+for (const ingress of ['controller', 'core'] as const)
+  test(`ingress ${ingress}: executions, replies and migrations are series at 0 before the first request`, async () => {
+    const node = await LiveNode.start({
+      ingress,
+      warmSpare: false,
+      catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
+      nicCores: 1,
+      hostCores: 1,
+      scheduler: { enableMigration: false },
+    });
+    const admin = await startAdminServer(node, 0);
+    try {
+      const metrics = await (await fetch(`http://${admin.address}:${admin.port}/metrics`)).text();
+      for (const series of [
+        'ipipe_requests_executed_total{actor="ledger",domain="nic"} 0',
+        'ipipe_requests_executed_total{actor="ledger",domain="host"} 0',
+        'ipipe_migrations_total{actor="ledger",to="nic"} 0',
+        'ipipe_migrations_total{actor="ledger",to="host"} 0',
+        'ipipe_replies_total{kind="reply"} 0',
+        'ipipe_replies_total{kind="error"} 0',
+        'ipipe_replies_total{kind="duplicate"} 0',
+      ])
+        assert.ok(metrics.split('\n').includes(series), `${series} is exported`);
     } finally {
       await admin.close();
       await node.stop();
