@@ -44,6 +44,41 @@ export class Ewma {
     this.#samples++;
   }
 
+  /**
+   * Moves the estimate toward `value` with weight `weight` (in (0, 1]) as one more reading, in the
+   * same incremental form as `add`, without counting a sample. The scheduler uses it for what a
+   * stretch of time says when too few samples arrived in it (see `HybridScheduler`'s time bound).
+   * Does nothing before the first sample: there is no estimate to keep current yet.
+   */
+  observe(value: number, weight: number): void {
+    if (this.#samples === 0) return;
+    const deviation = value - this.#mean;
+    const increment = weight * deviation;
+    this.#mean += increment;
+    this.#variance = (1 - weight) * (this.#variance + deviation * increment);
+  }
+
+  /**
+   * The weight that the estimate as it stood after `fromSamples` samples still has in the present
+   * one, counting only the samples added since (1 when none; 0 from before the first sample, which
+   * sets µ outright). Exact through the warm-up: there the n-th sample's weight is 1/n, so the
+   * product of (1 − 1/(n+1)) over samples a..b−1 telescopes to a/b.
+   */
+  retainedSince(fromSamples: number): number {
+    const to = this.#samples;
+    let from = fromSamples;
+    if (from >= to) return 1;
+    if (from <= 0) return 0;
+    let retained = 1;
+    if (from < this.#warmupSamples) {
+      const end = Math.min(to, this.#warmupSamples);
+      retained = from / end;
+      from = end;
+    }
+    if (to > from) retained *= (1 - this.#weight) ** (to - from);
+    return retained;
+  }
+
   get mean(): number {
     return this.#mean;
   }

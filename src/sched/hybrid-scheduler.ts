@@ -83,6 +83,14 @@ class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
   readonly hostExec: Ewma;
   readonly requestBytes: Ewma;
   readonly rate: WindowedEwma;
+  /**
+   * Requests run on the host per second (`recordHostExecution`). While the actor lives there its
+   * rate is the larger of this and its arrivals at the NIC: requests from other host actors never
+   * pass the NIC (RTA's counters, fed by the filter once both were pushed), and counted by NIC
+   * arrivals alone a counter that needed a core read ~0 cores — "pull only what fits" pulled it
+   * back onto a NIC that could not carry it, it was pushed again, and so on every ~12 ms.
+   */
+  readonly hostRate: WindowedEwma;
   readonly mailbox = new Mailbox<R>();
   readonly buffered = new Mailbox<R>();
   running = 0;
@@ -107,6 +115,7 @@ class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
     this.hostExec = new Ewma(settings.actorEwmaWeight);
     this.requestBytes = new Ewma(settings.actorEwmaWeight);
     this.rate = new WindowedEwma(settings.windowEwmaWeight);
+    this.hostRate = new WindowedEwma(settings.windowEwmaWeight);
     this.#quantumFor = quantumFor;
   }
 
@@ -121,7 +130,12 @@ class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
   /** µᵢ × rate: how many NIC cores' worth of time the actor takes (uses NIC-side µᵢ when known). */
   loadCores(): number {
     const execNs = this.exec.samples > 0 ? this.exec.mean : this.hostExec.mean;
-    return (execNs * this.rate.value) / NS_PER_SECOND;
+    return (execNs * this.ratePerSec()) / NS_PER_SECOND;
+  }
+
+  /** Requests per second: arrivals at the NIC, or on the host the larger of those and host runs. */
+  ratePerSec(): number {
+    return this.mode === 'host' ? Math.max(this.rate.value, this.hostRate.value) : this.rate.value;
   }
 
   migratable(): boolean {
@@ -166,6 +180,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   /** FCFS actors with waiting requests and a free exec lock (exclusive waiters, re-queued work). */
   readonly #ready = new Mailbox<ActorRecord<R>>();
   readonly #drr = new DrrGroup<ActorRecord<R>>();
+  /**
+   * T_mean and T_tail of Algorithm 1: FCFS request latency, including queueing. Its memory is
+   * bounded in samples (`latencyEwmaWeight` per completion) and in time (see
+   * `#boundFcfsLatencyInTime`), so it says what the NIC's latency is now, not what it was when
+   * FCFS requests last completed.
+   */
   readonly #fcfsLatency: Ewma;
   readonly #drrLatency: Ewma;
   #windowStartNs = 0;
@@ -179,8 +199,22 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #lastActor: ActorRecord<R> | undefined = undefined;
   #lastModeChangeNs = Number.NEGATIVE_INFINITY;
   #lastMigrationNs = Number.NEGATIVE_INFINITY;
-  /** FCFS completions counted when the last migration finished (see `#checkMigration`). */
-  #fcfsSamplesAtMigration = -1;
+  /** FCFS completions in the open statistics window, and the sum of their latencies. */
+  #fcfsWindowCompletions = 0;
+  #fcfsWindowLatencySumNs = 0;
+  /** `#fcfsLatency.samples` when the open statistics window began. */
+  #fcfsSamplesAtWindowStart = 0;
+  /** 1 − `windowEwmaWeight`: how much of the FCFS latency mean one window may leave standing. */
+  readonly #retainedPerWindow: number = 0;
+  /**
+   * What the FCFS mean was when the last migration finished, and the weight that value still has
+   * in the mean (as of `#sinceMoveFromSamples` completions, times `#fcfsLatency.retainedSince`
+   * for those after): together they give the mean of the evidence gathered since the move
+   * (`#fcfsMeanSinceMove`). The weight starts at 0: before any move, all evidence is new.
+   */
+  #meanAtMoveNs = 0;
+  #sinceMoveRetained = 0;
+  #sinceMoveFromSamples = 0;
   #lastScaleNs = Number.NEGATIVE_INFINITY;
   #migrationsInFlight = 0;
   /** Cores per effective role (pending role if one is set), kept current by #assignRole. */
@@ -210,6 +244,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     }
     this.#headroomNs = options.headroomNs;
     this.#windowNs = this.settings.windowNs;
+    this.#retainedPerWindow = 1 - this.settings.windowEwmaWeight;
     this.#warmSamples = Math.ceil(1 / this.settings.actorEwmaWeight);
     this.#nameOf = options.nameOf ?? ((id) => `actor ${id}`);
     this.#fcfsLatency = new Ewma(this.settings.latencyEwmaWeight);
@@ -421,6 +456,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (upgrade) decisions = appendDecision(decisions, upgrade);
     } else {
       this.#fcfsLatency.add(latencyNs);
+      this.#fcfsWindowCompletions++;
+      this.#fcfsWindowLatencySumNs += latencyNs;
       // The check's own first test, made here: with downgrade off (most runs) no call per request.
       if (this.settings.enableDowngrade) decisions = this.#checkDowngrade(now);
     }
@@ -504,14 +541,22 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     actor.migrationTarget = null;
     this.#migrationsInFlight--;
     this.#lastMigrationNs = now;
-    this.#fcfsSamplesAtMigration = this.#fcfsLatency.samples;
+    // The move starts a new account of the FCFS mean: a push must be justified by what came after
+    // it (`#fcfsMeanSinceMove`).
+    this.#meanAtMoveNs = this.#fcfsLatency.mean;
+    this.#sinceMoveRetained = 1;
+    this.#sinceMoveFromSamples = this.#fcfsLatency.samples;
+    // The actor's request rate does not change because it moved: each side's count carries over
+    // (on the host, requests from host actors no longer pass the NIC; back on the NIC, they do).
     if (to === 'host') {
+      actor.hostRate.set(actor.rate.value);
       this.#setMode(actor, 'host');
       const out: R[] = [];
       actor.buffered.drainTo((r) => out.push(r));
       this.#takeShared(id, out);
       return out;
     }
+    actor.rate.set(Math.max(actor.rate.value, actor.hostRate.value));
     actor.buffered.drainTo((r) => actor.mailbox.push(r));
     if (this.policy === 'drr') {
       // DRR-only has no FCFS core: the actor rejoins the DRR group with its backlog.
@@ -560,9 +605,14 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (actor) this.#countArrival(actor, request);
   }
 
-  /** Host-side execution times (reported across the channel) for the pull decision and reports. */
+  /**
+   * Host-side execution times (reported across the channel) for the pull decision and reports;
+   * each also counts toward the actor's host-side rate (see `ActorRecord.hostRate`).
+   */
   recordHostExecution(id: ActorId, executedNs: number): void {
-    this.#require(id).hostExec.add(executedNs);
+    const actor = this.#require(id);
+    actor.hostExec.add(executedNs);
+    actor.hostRate.accumulate(1);
   }
 
   /**
@@ -605,7 +655,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
         execStdDevNs: a.exec.stdDev,
         dispersionNs: a.exec.tail,
         meanRequestBytes: a.requestBytes.mean,
-        ratePerSec: a.rate.value,
+        ratePerSec: a.ratePerSec(),
         loadCores: a.loadCores(),
         mailboxLength: a.mailbox.length,
         bufferedLength: a.buffered.length,
@@ -751,12 +801,16 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (this.#fcfsLatency.samples === 0) return null;
     const mean = this.#fcfsLatency.mean;
     if (mean > s.meanThreshNs) {
-      // A push answers the latency of requests completed since the last move: with none (the NIC
-      // has served nothing since), the mean is the one that move already answered, and acting on
-      // it again pushes the next actor for nothing — live, a node's cold start-up pushed every NIC
-      // actor this way, one settle period apart (docs/apps/rkv-cluster.md "Where a SET waits").
-      if (this.#fcfsLatency.samples <= this.#fcfsSamplesAtMigration) return null;
       if (this.#fcfsLatency.samples < s.pushWarmupCompletions) return null;
+      // A push answers the NIC's latency since the last move, not the latency that move already
+      // answered: the evidence gathered since it (completions, and the time-bound's readings) must
+      // be over Mean_thresh on its own. With no evidence yet, or with the mean still high only
+      // because of the waits of an actor that has left (RTA's counters: their mailbox waits kept
+      // the mean up while the rankers' few fast requests barely moved it), pushing the next actor
+      // frees nothing — live, a node's cold start-up pushed every NIC actor this way, one settle
+      // period apart (docs/apps/rkv-cluster.md "Where a SET waits"; docs/scheduler.md, decision 9).
+      const sinceMove = this.#fcfsMeanSinceMove();
+      if (!(sinceMove > s.meanThreshNs)) return null;
       let candidate: ActorRecord<R> | null = null;
       for (const a of this.#actors.values()) {
         if ((a.mode !== 'fcfs' && a.mode !== 'drr') || !a.migratable()) continue;
@@ -768,7 +822,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
         'host',
         now,
         'mean-latency',
-        `FCFS mean ${us(mean)} > Mean_thresh ${us(s.meanThreshNs)}; ${this.#nameOf(candidate.id)} carries the most ` +
+        `FCFS mean ${us(mean)}${sinceMove === mean ? '' : ` (${us(sinceMove)} since the last move)`} > Mean_thresh ` +
+          `${us(s.meanThreshNs)}; ${this.#nameOf(candidate.id)} carries the most ` +
           `NIC load (${candidate.loadCores().toFixed(2)} cores), so it moves to the host`,
       );
     }
@@ -953,6 +1008,84 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if ((core.pendingRole ?? core.role) === 'drr') this.#assignRole(core.id, 'fcfs');
   }
 
+  /**
+   * The mean of the FCFS latency evidence gathered since the last migration finished. The EWMA
+   * mean is r·m₀ + (1 − r)·P, where m₀ was the mean when the move finished, r the weight m₀ still
+   * has and P the weighted mean of everything after it; this solves for P. NaN with no evidence
+   * since the move (r = 1).
+   */
+  #fcfsMeanSinceMove(): number {
+    const latency = this.#fcfsLatency;
+    const retained = this.#sinceMoveRetained * latency.retainedSince(this.#sinceMoveFromSamples);
+    if (retained === 0) return latency.mean;
+    if (retained >= 1) return Number.NaN;
+    return (latency.mean - retained * this.#meanAtMoveNs) / (1 - retained);
+  }
+
+  /**
+   * The FCFS latency mean's bound in time, applied as each statistics window closes.
+   *
+   * The EWMA moves only when FCFS requests complete (1/256 per completion). When few complete —
+   * the actors that made the mean high were pushed away and the few left barely move it, or no
+   * actor is left on the NIC and nothing moves it at all — the mean is a reading of requests long
+   * gone: RTA pushed its small actors one per settle period on its counters' old mailbox waits,
+   * and with every actor on the host the pull condition (mean under (1−α)·Mean_thresh) never
+   * held again, whatever the load (docs/scheduler.md, decision 9). Algorithm 1 compares the NIC's
+   * *current* latency with the thresholds. So the mean also forgets with time, at the same rate
+   * as the rates and utilisations the push and pull checks read beside it: each window may leave
+   * at most 1 − `windowEwmaWeight` of the mean standing (a ~3 ms memory at the defaults). Where
+   * the window's completions already moved it that far (at the defaults, 9 or more completions
+   * per 100 µs window) nothing changes; otherwise the rest of the weight goes to the window's
+   * reading of the FCFS side:
+   *   - the mean latency of the window's FCFS completions, if any;
+   *   - else the age of the oldest request the FCFS side holds (shared queue, an FCFS actor's
+   *     mailbox, a request running on an FCFS core): a lower bound on the latency of the next
+   *     FCFS completion — a stuck NIC reads as ever slower, never as idle;
+   *   - else 0: an idle NIC makes no request wait.
+   * `windows` > 1 closes that many windows at once (no core busy throughout, no completions).
+   */
+  #boundFcfsLatencyInTime(windowEndNs: number, windows: number, oldestHeldArrivalNs: number): void {
+    const latency = this.#fcfsLatency;
+    const completions = this.#fcfsWindowCompletions;
+    const latencySumNs = this.#fcfsWindowLatencySumNs;
+    const fromSamples = this.#fcfsSamplesAtWindowStart;
+    this.#fcfsWindowCompletions = 0;
+    this.#fcfsWindowLatencySumNs = 0;
+    this.#fcfsSamplesAtWindowStart = latency.samples;
+    // No completion yet: there is no mean to keep current (and no push or pull is decided).
+    if (latency.samples === 0) return;
+    const sinceMove = this.#sinceMoveRetained * latency.retainedSince(this.#sinceMoveFromSamples);
+    this.#sinceMoveFromSamples = latency.samples;
+    const bySamples = latency.retainedSince(fromSamples);
+    const allowed = windows === 1 ? this.#retainedPerWindow : this.#retainedPerWindow ** windows;
+    if (bySamples <= allowed) {
+      this.#sinceMoveRetained = sinceMove;
+      return;
+    }
+    const weight = 1 - allowed / bySamples;
+    let readingNs = 0;
+    if (completions > 0) readingNs = latencySumNs / completions;
+    else if (oldestHeldArrivalNs < windowEndNs) readingNs = windowEndNs - oldestHeldArrivalNs;
+    latency.observe(readingNs, weight);
+    this.#sinceMoveRetained = sinceMove * (1 - weight);
+  }
+
+  /** The arrival time of the oldest request the FCFS side holds, or +∞ when it holds none. */
+  #oldestFcfsHeldArrivalNs(): number {
+    let oldest = this.#shared.peek()?.arrivalNs ?? Number.POSITIVE_INFINITY;
+    for (const core of this.#cores) {
+      // A core's held requests run in order: the current one is the oldest.
+      if (core.role === 'fcfs' && core.currentRequest !== null && core.currentRequest.arrivalNs < oldest)
+        oldest = core.currentRequest.arrivalNs;
+    }
+    for (const actor of this.#actors.values()) {
+      if (actor.mode !== 'fcfs') continue;
+      const head = actor.mailbox.peek();
+      if (head !== undefined && head.arrivalNs < oldest) oldest = head.arrivalNs;
+    }
+    return oldest;
+  }
+
   // ── helpers ─────────────────────────────────────────────────────────────────────────────────
 
   #start(core: CoreRecord<R>, actor: ActorRecord<R>, request: R, now: number): Work<R> {
@@ -1097,7 +1230,14 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
           core.utilization.accumulate(windowEnd - Math.max(core.busySinceNs, this.#windowStartNs));
         core.utilization.roll(closing, 1 / windowNs);
       }
-      for (const actor of this.#actors.values()) actor.rate.roll(closing, NS_PER_SECOND / windowNs);
+      for (const actor of this.#actors.values()) {
+        actor.rate.roll(closing, NS_PER_SECOND / windowNs);
+        actor.hostRate.roll(closing, NS_PER_SECOND / windowNs);
+      }
+      const oldestHeld = this.#oldestFcfsHeldArrivalNs();
+      this.#boundFcfsLatencyInTime(windowEnd, 1, oldestHeld);
+      if (closing > 1)
+        this.#boundFcfsLatencyInTime(windowEnd + (closing - 1) * windowNs, closing - 1, oldestHeld);
       this.#windowStartNs += closing * windowNs;
     }
   }

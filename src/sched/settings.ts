@@ -30,7 +30,11 @@ export interface SchedulerSettings {
   readonly latencyEwmaWeight: number;
   /** Weight of the newest sample in each actor's EWMAs (execution µᵢ, σᵢ, dispersion, request size). */
   readonly actorEwmaWeight: number;
-  /** Weight of the newest window in the per-window EWMAs of rates and utilisation. */
+  /**
+   * Weight of the newest window in the per-window EWMAs of rates and utilisation; also the least
+   * share of the FCFS latency mean that each window's reading takes (its bound in time, so the
+   * mean is as current as the rates and utilisation it is read with; docs/scheduler.md, 9).
+   */
   readonly windowEwmaWeight: number;
   /** Length of a statistics window (invocation rates, core utilisation). */
   readonly windowNs: number;

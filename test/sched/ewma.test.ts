@@ -68,3 +68,36 @@ test('EWMA tailExceeds / tailBelow agree with µ+3σ compared directly (they ski
   }
   assert.ok(checked > 9000, `only ${checked} probes were away from a tie`);
 });
+
+test('EWMA retainedSince is the weight an earlier estimate still has, through the warm-up and after', () => {
+  // Checked against the estimate itself: after a step from 0 to 1, the mean is 1 − (weight of the
+  // estimate before the step), whatever mix of warm-up (1/n) and steady (w) weights the step spans.
+  for (const [before, after] of [
+    [3, 2],
+    [3, 600],
+    [100, 400],
+    [300, 50],
+  ] as const) {
+    const ewma = new Ewma(1 / 256);
+    for (let i = 0; i < before; i++) ewma.add(0);
+    for (let i = 0; i < after; i++) ewma.add(1);
+    assert.ok(Math.abs(1 - ewma.mean - ewma.retainedSince(before)) < 1e-12, `${before} then ${after}`);
+  }
+  const ewma = new Ewma(1 / 4);
+  assert.equal(ewma.retainedSince(0), 1, 'no sample since: all of it is retained');
+  ewma.add(5);
+  assert.equal(ewma.retainedSince(0), 0, 'the first sample sets µ outright');
+  assert.equal(ewma.retainedSince(1), 1);
+});
+
+test('EWMA observe moves the estimate like a sample of the given weight, without counting one', () => {
+  const ewma = new Ewma(1 / 256);
+  ewma.observe(100, 0.5);
+  assert.equal(ewma.samples, 0, 'nothing to keep current before the first sample');
+  assert.equal(ewma.mean, 0);
+  ewma.add(1_000);
+  ewma.observe(0, 1 / 32);
+  assert.equal(ewma.samples, 1);
+  assert.ok(Math.abs(ewma.mean - 1_000 * (31 / 32)) < 1e-9);
+  assert.ok(ewma.stdDev > 0, 'the reading also counts in the deviation (Finch form)');
+});

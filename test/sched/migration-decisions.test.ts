@@ -257,3 +257,36 @@ test('pushWarmupCompletions still lets a real overload push once warm', () => {
   assert.equal(migrations[0]?.actor, 1, 'by pushing the most loaded actor');
   assert.equal(scheduler.modeOf(actorId(1)), 'host');
 });
+
+test("a host actor's load counts the requests it runs on the host, not only those that pass the NIC", () => {
+  // Actor 1 is pushed by an overload; from then on its requests come from other host actors (RTA's
+  // counters, fed by the filter once both are on the host), so none passes the NIC: counted by NIC
+  // arrivals, its load read ~0, and "pull only what fits" pulled back an exclusive actor that needs
+  // 1.5 cores. The host reports each execution (`recordHostExecution`): it keeps its load and stays.
+  const random = seededRandom(21);
+  const scheduler = new HybridScheduler<TestRequest>({
+    cores: 4,
+    settings: { meanThreshNs: 20 * US, tailThreshNs: 100 * US, enableDowngrade: false },
+  });
+  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: true });
+  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false });
+  const harness = new SchedulerHarness(scheduler, { cores: 4, costNs: () => 10 * US });
+  // Through the NIC for 5 ms, then from host actors only.
+  harness.addPoisson(1, 0, 5 * MS, 150_000, random);
+  harness.addPoisson(2, 0, 60 * MS, 50_000, random);
+  // Once on the host it runs 150 k requests/s at 10 µs (forwarded ones, then host-local ones),
+  // each reported as a platform reports it.
+  for (let t = 100 * US; t < 60 * MS; t += 100 * US) {
+    harness.run(t);
+    if (scheduler.modeOf(actorId(1)) !== 'host') continue;
+    for (let i = 0; i < 15; i++) scheduler.recordHostExecution(actorId(1), 10 * US);
+  }
+  harness.run(60 * MS);
+  assert.equal(harness.kinds('migrate')[0]?.kind, 'migrate', 'the overload pushed actor 1');
+  const pulls = (harness.kinds('migrate') as Migrate[]).filter((m) => m.to === 'nic');
+  assert.deepEqual(pulls, [], pulls.map((m) => m.why).join(' | '));
+  assert.ok(
+    scheduler.view().actors.some((a) => a.id === 1 && a.loadCores > 1),
+    'its load is still known',
+  );
+});

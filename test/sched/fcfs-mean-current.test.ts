@@ -1,0 +1,111 @@
+/**
+ * The FCFS mean that push and pull read (Algorithm 1's T_mean) says what the NIC's latency is now:
+ * it forgets with time as well as with completions, so a NIC whose load has fallen — even one with
+ * no actor left to complete FCFS requests — pulls actors back, and pushes stop once the actors
+ * whose waits made the mean high have left. A stuck NIC (requests waiting, none completing) reads
+ * as ever slower, never as idle. See docs/scheduler.md, decision 9.
+ */
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { actorId } from '../../src/ids.ts';
+import { HybridScheduler } from '../../src/sched/hybrid-scheduler.ts';
+import type { Decision } from '../../src/sched/types.ts';
+import { SchedulerHarness, seededRandom, type TestRequest } from './harness.ts';
+
+const MS = 1_000_000;
+const US = 1_000;
+
+type Migrate = Extract<Decision, { kind: 'migrate' }>;
+
+const settings = { meanThreshNs: 20 * US, tailThreshNs: 100 * US, enableDowngrade: false } as const;
+
+test('after an overload the pushed actors come back once the load falls, the small one never leaves, and nothing flaps', () => {
+  // RTA's shape: two exclusive actors (its counters) that each need 1.5 cores — their mailbox
+  // waits take the FCFS mean to hundreds of µs — and one small actor (0.05 cores). The two heavy
+  // ones are pushed. The small one's few requests (one per 200 µs, each moving a 1/256 EWMA by
+  // 1/256) barely move the mean: read per completion only, it still carried the heavy actors' waits
+  // a settle period later and pushed the small actor too, and with no actor left on the NIC the
+  // mean never moved again, so nothing came back when the load fell to 0.4 cores.
+  const random = seededRandom(11);
+  const scheduler = new HybridScheduler<TestRequest>({ cores: 4, settings });
+  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: true });
+  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: true });
+  scheduler.addActor({ id: actorId(3), placement: 'any', exclusive: false });
+  const harness = new SchedulerHarness(scheduler, { cores: 4, costNs: () => 10 * US });
+  for (const id of [1, 2]) {
+    harness.addPoisson(id, 0, 20 * MS, 150_000, random);
+    harness.addPoisson(id, 20 * MS, 80 * MS, 20_000, random);
+  }
+  harness.addPoisson(3, 0, 80 * MS, 5_000, random);
+
+  harness.run(20 * MS);
+  const pushes = harness.kinds('migrate') as Migrate[];
+  const why = () =>
+    (harness.kinds('migrate') as Migrate[]).map((m) => `${m.atNs / MS} ms: ${m.why}`).join(' | ');
+  assert.deepEqual(
+    pushes.map((m) => [m.actor, m.to]),
+    [
+      [1, 'host'],
+      [2, 'host'],
+    ],
+    `the two overloaded actors are pushed, and only they: ${why()}`,
+  );
+  assert.equal(scheduler.modeOf(actorId(3)), 'fcfs', 'the small actor stays on the NIC');
+
+  harness.run(30 * MS);
+  assert.equal(scheduler.modeOf(actorId(1)), 'fcfs', `pulled back within 10 ms of the fall: ${why()}`);
+  assert.equal(scheduler.modeOf(actorId(2)), 'fcfs', `pulled back within 10 ms of the fall: ${why()}`);
+
+  harness.run(80 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  assert.deepEqual(
+    migrations.slice(2).map((m) => [m.to, m.trigger]),
+    [
+      ['nic', 'pull-headroom'],
+      ['nic', 'pull-headroom'],
+    ],
+    `two pulls and no push after them (no push-pull cycle): ${why()}`,
+  );
+  for (const id of [1, 2, 3]) assert.equal(scheduler.modeOf(actorId(id)), 'fcfs');
+});
+
+/**
+ * A NIC-pinned exclusive actor serves five requests (18 µs each: an FCFS mean between the pull
+ * band, 16 µs, and Mean_thresh, 20 µs) while actor 2 lives on the host. With `stall`, its sixth
+ * request runs for 30 ms and every later one waits in its mailbox; without, it sends no more.
+ */
+function stallScenario(stall: boolean) {
+  const scheduler = new HybridScheduler<TestRequest>({ cores: 4, settings });
+  scheduler.addActor({ id: actorId(1), placement: 'nic', exclusive: true });
+  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false, domain: 'host' });
+  const harness = new SchedulerHarness(scheduler, {
+    cores: 4,
+    costNs: (request) => (request.actor === 1 && request.seq === 5 ? 30 * MS : 18 * US),
+  });
+  for (let i = 0; i < 5; i++) harness.addArrival(1, i * 20 * US);
+  if (stall) for (let t = 100 * US; t < 30 * MS; t += 20 * US) harness.addArrival(1, t);
+  harness.addPoisson(2, 0, 30 * MS, 20_000, seededRandom(12));
+  return { scheduler, harness };
+}
+
+test('an idle NIC reads as idle: with nothing left to complete, the host actor is pulled back', () => {
+  const { scheduler, harness } = stallScenario(false);
+  harness.run(10 * MS);
+  const pulls = (harness.kinds('migrate') as Migrate[]).filter((m) => m.trigger === 'pull-headroom');
+  assert.equal(pulls.length, 1, 'the mean of the five old requests no longer stands for the NIC');
+  assert.equal(scheduler.modeOf(actorId(2)), 'fcfs');
+});
+
+test('a stuck NIC (requests waiting, none completing) does not read as idle: nothing is pulled onto it', () => {
+  const { scheduler, harness } = stallScenario(true);
+  for (let t = 1 * MS; t <= 29 * MS; t += 1 * MS) {
+    harness.run(t);
+    assert.equal(scheduler.modeOf(actorId(2)), 'host', `still on the host at ${t / MS} ms`);
+  }
+  assert.deepEqual(harness.kinds('migrate'), []);
+  assert.ok(
+    scheduler.view().fcfs.meanNs > settings.meanThreshNs,
+    `the oldest waiting request's age carries the mean up: ${scheduler.view().fcfs.meanNs} ns`,
+  );
+});
