@@ -105,7 +105,8 @@ export const DEFAULT_SCHEDULER_SETTINGS: SchedulerSettings = Object.freeze({
   // 100 µs windows: thousands of windows per simulated second, each still holding tens of
   // requests per core at the paper's loads.
   windowNs: 100_000,
-  // 2 ms: long enough for the 1/16 latency EWMA to turn over many times at NIC rates, short
+  // 2 ms: long enough for the latency EWMA (1/256 per completion: ~1 ms at 250 k requests/s;
+  // and at most ~3 ms of memory by time, windowEwmaWeight) to turn over after a move, short
   // enough that a real overload is answered within a few milliseconds.
   settleNs: 2_000_000,
   quantumRule: 'headroom',
