@@ -69,6 +69,15 @@ export interface HybridSchedulerOptions {
 }
 
 const NO_DECISIONS: readonly Decision[] = Object.freeze([]);
+/**
+ * A push of an actor within this many settle periods of its pull is a bounce: the pull made the
+ * NIC slow again. Each bounce in a row doubles how long the node then pulls nothing (from
+ * BOUNCE_FIRST_BACKOFF_SETTLES settle periods, at most 2^BOUNCE_MAX_DOUBLINGS times that); a pulled
+ * actor pushed later than the window, or not at all before the next pull, ends the run.
+ */
+const BOUNCE_WINDOW_SETTLES = 8;
+const BOUNCE_FIRST_BACKOFF_SETTLES = 4;
+const BOUNCE_MAX_DOUBLINGS = 5;
 const NS_PER_SECOND = 1e9;
 
 class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
@@ -79,6 +88,8 @@ class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
   /** Set from a migrate decision until the platform prepares (or abandons) the migration. */
   migrationTarget: Domain | null = null;
   migrationRequested = false;
+  /** When the scheduler last pulled the actor to the NIC (-∞: never). */
+  pulledAtNs = Number.NEGATIVE_INFINITY;
   readonly exec: Ewma;
   readonly hostExec: Ewma;
   readonly requestBytes: Ewma;
@@ -220,6 +231,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   /** Cores per effective role (pending role if one is set), kept current by #assignRole. */
   #fcfsCores = 0;
   #drrCores = 0;
+  /** Pull back-off after bounces (BOUNCE_WINDOW_SETTLES): pulls in a row pushed straight back. */
+  #bounces = 0;
+  #lastPulled: ActorRecord<R> | null = null;
+  #pullNotBeforeNs = 0;
   /** Actors in 'host' mode, so the pull check skips its scan when there are none. */
   #hostActors = 0;
   readonly #quantumFor: (actor: ActorRecord<R>) => number;
@@ -829,7 +844,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     }
     if (mean >= (1 - s.alpha) * s.meanThreshNs) return null;
     const fcfsCores = this.#countRole('fcfs');
-    if (this.#hostActors === 0 || fcfsCores < 2) return null;
+    if (this.#hostActors === 0 || fcfsCores < 2 || now < this.#pullNotBeforeNs) return null;
     const spare = (fcfsCores - 1) / fcfsCores;
     const utilization = this.#groupUtilization('fcfs');
     if (utilization >= spare) return null;
@@ -996,6 +1011,24 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   ): Decision {
     actor.migrationRequested = true;
     actor.migrationTarget = to;
+    const settle = this.settings.settleNs;
+    if (to === 'nic') {
+      // The last pull held (its actor is still off the host a window after it): the run ends.
+      const last = this.#lastPulled;
+      if (last !== null && last.mode !== 'host' && now - last.pulledAtNs >= BOUNCE_WINDOW_SETTLES * settle)
+        this.#bounces = 0;
+      actor.pulledAtNs = now;
+      this.#lastPulled = actor;
+    } else if (now - actor.pulledAtNs < BOUNCE_WINDOW_SETTLES * settle) {
+      // Pulled and pushed straight back: on a live machine whose other load makes even a light NIC
+      // slow, the mean reads 0 with every actor on the host and over Mean_thresh with one back, and
+      // the node pulled and pushed its actors in turn every few settle periods (28 moves in the
+      // showcase's 1.6 s, each a pull and a push of one actor after another): a bounce says the NIC
+      // has no room whatever the mean, so the node waits longer after each before pulling again.
+      const doublings = Math.min(this.#bounces, BOUNCE_MAX_DOUBLINGS);
+      this.#bounces++;
+      this.#pullNotBeforeNs = now + BOUNCE_FIRST_BACKOFF_SETTLES * settle * 2 ** doublings;
+    }
     this.#migrationsInFlight++;
     this.#lastMigrationNs = now;
     return { kind: 'migrate', actor: actor.id, to, atNs: now, trigger, loadCores: actor.loadCores(), why };

@@ -109,3 +109,37 @@ test('a stuck NIC (requests waiting, none completing) does not read as idle: not
     `the oldest waiting request's age carries the mean up: ${scheduler.view().fcfs.meanNs} ns`,
   );
 });
+
+test('a NIC slow at any load does not pull and push its actors in a cycle: each bounce doubles the wait before the next pull', () => {
+  // Every NIC request takes 30 µs, over Mean_thresh (20 µs), however light the load — a live NIC
+  // whose cores are slowed by the machine's other work. The light actor is pushed; with it gone the
+  // mean falls to 0 and it is pulled; its next requests take the mean over Mean_thresh again and
+  // it is pushed. Without a back-off that cycle repeated every few settle periods (2 ms here).
+  let nicCostNs = 30 * US;
+  const random = seededRandom(5);
+  const scheduler = new HybridScheduler<TestRequest>({ cores: 4, settings });
+  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
+  const harness = new SchedulerHarness(scheduler, { cores: 4, costNs: () => nicCostNs, hostCostNs: 5 * US });
+  harness.addPoisson(1, 0, 600 * MS, 20_000, random);
+  harness.run(300 * MS);
+  const migrations = harness.kinds('migrate') as Migrate[];
+  const pulls = migrations.filter((m) => m.to === 'nic').map((m) => m.atNs);
+  const why = () => migrations.map((m) => `${(m.atNs / MS).toFixed(1)} ms → ${m.to}`).join(', ');
+  assert.ok(pulls.length >= 3, `it is still tried on the NIC now and then: ${why()}`);
+  assert.ok(
+    pulls.length <= 7,
+    `no cycle every few settle periods (~70 pulls without the back-off): ${why()}`,
+  );
+  for (let i = 2; i < pulls.length; i++)
+    assert.ok(
+      (pulls[i] as number) - (pulls[i - 1] as number) > (pulls[i - 1] as number) - (pulls[i - 2] as number),
+      `the gaps between pulls grow: ${why()}`,
+    );
+
+  // Once the NIC is fast again, the next pull holds: the actor stays on the NIC.
+  nicCostNs = 5 * US;
+  harness.run(600 * MS);
+  assert.equal(scheduler.modeOf(actorId(1)), 'fcfs', `back on the NIC for good: ${why()}`);
+  const last = (harness.kinds('migrate') as Migrate[]).at(-1);
+  assert.equal(last?.to, 'nic', why());
+});
