@@ -3,12 +3,18 @@
  * (test/apps/rkv/actors/dst/harness.ts: the four actors per replica, durable logs, drops,
  * duplicates, partitions, crashes and restarts; clients put, delete and get; the history must be
  * linearizable, no acknowledged write lost, every replica as the verifier read). CI runs 200 plain
- * seeds and 20 laggard seeds (test/apps/rkv/actors/dst/); this runs any range:
+ * seeds, 20 laggard seeds and a few of each other option (test/apps/rkv/actors/dst/); this runs
+ * any range:
  *
  *   npx tsx scripts/rkv-actor-dst.ts --seeds 1000                  seeds 1..1000
  *   npx tsx scripts/rkv-actor-dst.ts --from 1 --seeds 250 --laggards  state transfers, mid-transfer crashes
  *   npx tsx scripts/rkv-actor-dst.ts --seeds 500 --conditionals     SET NX / XX among the puts
  *   npx tsx scripts/rkv-actor-dst.ts --seeds 500 --scans            SCAN pages among the reads
+ *   npx tsx scripts/rkv-actor-dst.ts --seeds 300 --migrate          consensus / memtable moved NIC↔host
+ *   npx tsx scripts/rkv-actor-dst.ts --seeds 400 --migrate-order    per-sender order: a memtable moved
+ *        NIC↔host again and again beside its replica's consensus on the host, while applies flow
+ *        (writes, a restarted replica's catch-up, the last writes); an apply run out of order
+ *        fails replicas-differ or delete-answers (harness.ts `migrateOrder`)
  *   npx tsx scripts/rkv-actor-dst.ts --seed 1234                    one seed, its counters
  *
  * stdout: one line per failing seed with the command that replays it, then a summary (or one JSON
@@ -26,7 +32,7 @@ import {
 import { commandLineHelpers } from './dst-cli.ts';
 
 const USAGE =
-  'usage: rkv-actor-dst.ts [--seed N | --from N --seeds COUNT] [--laggards] [--pre-vote] [--conditionals] [--scans] [--migrate] ' +
+  'usage: rkv-actor-dst.ts [--seed N | --from N --seeds COUNT] [--laggards] [--pre-vote] [--conditionals] [--scans] [--migrate] [--migrate-order] ' +
   '[--keep-going] [--json]';
 
 const cli = commandLineHelpers('rkv-actor-dst', USAGE);
@@ -42,6 +48,7 @@ function parse() {
       conditionals: { type: 'boolean', default: false },
       scans: { type: 'boolean', default: false },
       migrate: { type: 'boolean', default: false },
+      'migrate-order': { type: 'boolean', default: false },
       'keep-going': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -58,6 +65,7 @@ const base: Omit<ActorDstOptions, 'seed'> = {
   ...(values.conditionals ? { conditionals: true } : {}),
   ...(values.scans ? { scans: true } : {}),
   ...(values.migrate ? { migrate: true } : {}),
+  ...(values['migrate-order'] ? { migrateOrder: true } : {}),
 };
 
 type Totals = Omit<ActorDstStats, 'replicas'>;

@@ -1184,8 +1184,44 @@ export class SimNode {
       handOver: NO_REQUESTS,
       handedOver: 0,
     });
+    if (to === 'nic') this.#divertHeldToNic(actor);
     publishMigrationPhase({ node: this.id, actor, phase: 'prepare', edge: 'end', atNs: now, from, to });
     this.#progressMigrations();
+  }
+
+  /**
+   * An actor moves back to the NIC while its last move to the host still drains (#draining): the
+   * host messages held for it cannot wait there. They wait for host messages still on their way
+   * through the NIC, which the NIC now buffers until this move ends; this move waits (Ready) for
+   * everything counted on the host, the held ones included — a deadlock (the actor stayed
+   * 'migrating' for good: the actor DST's migrate-order runs found it). They go to the NIC now,
+   * as if sent to an actor already migrating: behind those older ones (the host → NIC channel is
+   * a FIFO), and counted like them (#hostToNic). The requests still crossing to the host run
+   * there before this move's Ready, as they are older. Timers never cross (#timerDue): buffered.
+   */
+  #divertHeldToNic(actor: ActorId): void {
+    const draining = this.#draining.get(actor);
+    if (draining === undefined) return;
+    this.#draining.delete(actor);
+    const now = this.kernel.now();
+    for (const held of draining.held) {
+      this.#settleHostPending(actor);
+      if (held.timerId !== 0) {
+        this.#arriveAtNic(held);
+        continue;
+      }
+      this.#hostToNic.set(actor, (this.#hostToNic.get(actor) ?? 0) + 1);
+      this.#sendToNic(
+        {
+          kind: 'send',
+          target: actor,
+          message: held.message,
+          sizeBytes: held.sizeBytes,
+          origin: held.origin,
+        },
+        now,
+      );
+    }
   }
 
   /** Phase 2, Ready: once nothing of the actor runs or waits on its old side, move its state. */

@@ -2,7 +2,8 @@
  * The simulator's twin of test/platform/live/node/migration-host-sender-order.test.ts: a host
  * actor's messages reach an actor moved NIC ⇄ host in the order it sent them — those sent after
  * the move to the host must not overtake the ones the NIC buffered meanwhile, which cross the
- * channel after it (fixtures: test/platform/live/node/fixtures/order-actors.ts).
+ * channel after it (fixtures: test/platform/live/node/fixtures/order-actors.ts). The second test
+ * moves it back to the NIC as soon as it lands, while its last move to the host still drains.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -13,7 +14,8 @@ import { testTiming } from './test-timing.ts';
 
 const NOTES = 20_000;
 
-test('a host sender’s messages reach an actor migrating NIC → host in the order it sent them', () => {
+/** Flips `tally` NIC ⇄ host every `flipNs` while `pump` sends it NOTES notes; the tally's report. */
+function run(flipNs: number): { report: { last: number; disorder: number; count: number }; toHost: number } {
   const kernel = new EventKernel();
   const node = new SimNode({
     timing: testTiming(),
@@ -32,7 +34,7 @@ test('a host sender’s messages reach an actor migrating NIC → host in the or
       node.migrate(tallyRef.id, side === 'nic' ? 'host' : 'nic');
       if (side === 'nic') toHost++;
     }
-    kernel.at(kernel.now() + 50_000, flip);
+    kernel.at(kernel.now() + flipNs, flip);
   };
   kernel.at(10_000, flip);
   let report = { last: 0, disorder: 0, count: 0 };
@@ -45,9 +47,24 @@ test('a host sender’s messages reach an actor migrating NIC → host in the or
     });
   };
   kernel.at(1_000_000, ask);
-  kernel.run({});
+  kernel.run({ untilNs: 10_000_000_000 });
+  return { report, toHost };
+}
+
+test('a host sender’s messages reach an actor migrating NIC → host in the order it sent them', () => {
+  const { report, toHost } = run(50_000);
   assert.ok(toHost >= 3, `tally moved to the host ${toHost} times while the notes flowed`);
   assert.equal(report.count, NOTES, 'every note arrived once');
+  assert.equal(report.disorder, 0, `${report.disorder} notes arrived after a later one`);
+  assert.equal(report.last, NOTES);
+});
+
+test('an actor moved back to the NIC while its move to the host drains neither sticks nor reorders', () => {
+  // A flip every 1 µs: a move takes under one here, so the next begins while the host still holds
+  // the pump's newer notes for the older ones crossing — which the NIC then buffers for that move.
+  const { report, toHost } = run(1_000);
+  assert.ok(toHost >= 100, `tally moved to the host ${toHost} times while the notes flowed`);
+  assert.equal(report.count, NOTES, 'every note arrived once (the actor did not stay migrating)');
   assert.equal(report.disorder, 0, `${report.disorder} notes arrived after a later one`);
   assert.equal(report.last, NOTES);
 });

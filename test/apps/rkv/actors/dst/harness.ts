@@ -17,6 +17,15 @@
  * page covers. Optionally the consensus and memtable actors of random replicas are
  * force-migrated NIC↔host mid-run.
  *
+ * Per-sender order across migration (option `migrateOrder`): a host actor's messages to an actor
+ * moving NIC → host must run in the order sent, though the older ones come through the NIC and the
+ * newer ones straight to the host (sim-node.ts #draining; live: LINK_DRAINED). In episodes — drawn
+ * during the writes, through each restarted replica's recovery and catch-up, and on every replica
+ * from shortly before the clients stop — a replica's consensus actor is moved to the host and its
+ * memtable NIC↔host again and again while the consensus sends it applies: an apply run out of slot
+ * order leaves an older value of its key (replicas-differ) or a wrong delete answer
+ * (delete-answers). Without the simulator's hold about 1 seed in 100 fails; with it, none.
+ *
  * Node crash and restart: every replica has a durable log on its host (log-actor.ts). The nemesis
  * crashes one or two random replicas per run (the leader in about half of the crashes) at random
  * times and restarts each after a random downtime, never with more than a minority down at once:
@@ -121,6 +130,29 @@ export const LAGGARD_MAX_LOG_ENTRIES = 2;
 const LAGGARD_CHUNK_BYTES = 40;
 /** With `laggards`: how long after the verifier every replica has to be back and caught up. */
 const LAGGARD_SETTLE_NS = 10 * MS;
+/**
+ * With `migrateOrder`: episodes on a random replica begin every ORDER_EPISODE_GAP_* µs of the
+ * workload and last ORDER_EPISODE_* µs; a restarted replica's lasts ORDER_CATCH_UP_* µs (its
+ * recovery from the durable log, then its catch-up from the leader). Within one, the memtable is
+ * kept moving: a move takes under a microsecond (its DMOs are small), and only a host message sent
+ * in the microsecond or two after a move to the host ends (while the older ones still cross) can
+ * overtake. So the next move starts 0–ORDER_STEP_MAX_US µs after a move to the NIC began, and
+ * ORDER_HOST_DWELL_* µs after a move to the host began — a move back to the NIC sooner would send
+ * the next applies through the NIC again and close that window. (With a uniform 1–20 µs step,
+ * 100 seeds without the simulator's hold saw one apply overtaken, and 300 seeds failed none.)
+ */
+const ORDER_EPISODE_GAP_MIN_US = 250;
+const ORDER_EPISODE_GAP_MAX_US = 700;
+const ORDER_EPISODE_MIN_US = 150;
+const ORDER_EPISODE_MAX_US = 400;
+const ORDER_CATCH_UP_MIN_US = 300;
+const ORDER_CATCH_UP_MAX_US = 800;
+const ORDER_STEP_MAX_US = 1;
+const ORDER_HOST_DWELL_MIN_US = 3;
+const ORDER_HOST_DWELL_MAX_US = 10;
+/** With `migrateOrder`: the final episode (every replica) begins this long before the clients stop. */
+const ORDER_END_MIN_US = 100;
+const ORDER_END_MAX_US = 400;
 
 export interface ActorDstOptions {
   readonly seed: number;
@@ -128,6 +160,13 @@ export interface ActorDstOptions {
   readonly replicas?: number;
   /** Force-migrate consensus and memtable actors NIC↔host during the run. */
   readonly migrate?: boolean;
+  /**
+   * Per-sender order across a move to the host (see the header): a replica's consensus actor is
+   * moved to the host, then its memtable is shuttled NIC↔host while the consensus sends it apply
+   * after apply — in episodes during the writes, and through each restarted replica's recovery and
+   * catch-up. A schedule of its own (stream `migrate-order`): the other draws stay as they were.
+   */
+  readonly migrateOrder?: boolean;
   /** Test-only protocol mutations (UNSAFE_* of consensus-actor.ts). */
   readonly unsafe?: number;
   /** Log entries kept for a replica that does not apply them (default: the actor's). */
@@ -165,6 +204,14 @@ export interface ActorDstStats {
   leaderIsolations: number;
   elections: number;
   migrations: number;
+  /**
+   * With `migrateOrder`: episodes begun, memtable moves to the host made in them (its consensus
+   * on the host), and those of the moves that handed requests buffered on the NIC over (the case
+   * where a newer host message could overtake them).
+   */
+  orderEpisodes: number;
+  orderMovesToHost: number;
+  orderHandOvers: number;
   /** Replicas crashed, and restarted. */
   crashes: number;
   restarts: number;
@@ -246,6 +293,7 @@ export function reproduceActorDst(options: Omit<ActorDstOptions, 'trace'>): stri
   const vars = [`RKV_ACTOR_DST_SEED=${options.seed}`];
   if (options.replicas !== undefined) vars.push(`RKV_ACTOR_DST_REPLICAS=${options.replicas}`);
   if (options.migrate === true) vars.push('RKV_ACTOR_DST_MIGRATE=1');
+  if (options.migrateOrder === true) vars.push('RKV_ACTOR_DST_MIGRATE_ORDER=1');
   if (options.unsafe !== undefined && options.unsafe !== 0)
     vars.push(`RKV_ACTOR_DST_UNSAFE=${options.unsafe}`);
   if (options.maxLogEntries !== undefined) vars.push(`RKV_ACTOR_DST_MAX_LOG=${options.maxLogEntries}`);
@@ -286,6 +334,9 @@ export function emptyActorDstStats(replicas: number): ActorDstStats {
     leaderIsolations: 0,
     elections: 0,
     migrations: 0,
+    orderEpisodes: 0,
+    orderMovesToHost: 0,
+    orderHandOvers: 0,
     crashes: 0,
     restarts: 0,
     recovered: 0,
@@ -666,9 +717,109 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
       }
     }
 
-    // ---- crashes -------------------------------------------------------------------------------
+    // ---- migrations for per-sender order (option migrateOrder) ----------------------------------
+    // A host actor's messages to an actor moving NIC → host reach it by two ways: the older ones
+    // through the NIC (sent while it migrated: buffered there, or still crossing), the newer ones
+    // straight to the host queue. The runtime must run them in the order sent (sim-node.ts
+    // #draining; live: LINK_DRAINED). RKV's consensus actor sends its memtable an apply per chosen
+    // slot and the memtable keeps the last one it ran, so applies run out of order leave an older
+    // value of a key (actor-cluster.test.ts's lost acknowledged put). Episodes put one replica's
+    // consensus on the host and then move its memtable NIC↔host, each move soon after the last
+    // ends, so moves end while applies are buffered or crossing and new ones are being sent.
     const minority = Math.floor((replicas - 1) / 2);
+    /** Replicas crashed and not yet restarted. */
     const down = new Set<number>();
+    const orderMover = options.migrateOrder === true ? random.fork('migrate-order') : undefined;
+    /** Memtable moves to the host seen (SimNode.migrations) — counted once each. */
+    const orderMovesSeen = new WeakSet<object>();
+    const countOrderMoves = (r: number): void => {
+      if (cluster.isDown(r)) return;
+      const memtableId = d.memtables[r]!.id;
+      for (const record of cluster.node(r).migrations) {
+        if (record.actor !== memtableId || record.to !== 'host' || orderMovesSeen.has(record)) continue;
+        orderMovesSeen.add(record);
+        stats.orderMovesToHost++;
+        if (record.bufferedRequests > 0) stats.orderHandOvers++;
+      }
+    };
+    /**
+     * One episode on replica r until `untilNs`: its consensus to the host (from wherever it is),
+     * then its memtable to the other side at each step unless it is still moving (steps: see
+     * ORDER_STEP_MAX_US). Ends early if r crashes (a restart begins an episode of its own); two
+     * episodes on one replica at once (a restart's and a drawn one) just step more often.
+     */
+    const orderEpisode = (r: number, untilNs: number, why: string): void => {
+      if (orderMover === undefined || cluster.isDown(r)) return;
+      const incarnation = restarts[r];
+      stats.orderEpisodes++;
+      trace(`${kernel.now()} migrate-order: episode on replica ${r} (${why}) until ${untilNs}`);
+      const step = (): void => {
+        if (cluster.isDown(r) || restarts[r] !== incarnation) return;
+        countOrderMoves(r);
+        if (kernel.now() >= untilNs) return;
+        const node = cluster.node(r);
+        const consensus = d.consensus[r]!;
+        const memtable = d.memtables[r]!;
+        const consensusAt = node.domainOf(consensus.id);
+        /** Where the memtable is headed: the host, then it stays a while (see ORDER_STEP_*). */
+        let toHost = false;
+        if (consensusAt === 'nic') {
+          node.migrate(consensus.id, 'host');
+          stats.migrations++;
+          trace(`${kernel.now()} migrate ${consensus.name} → host (migrate-order)`);
+        } else if (consensusAt === 'host') {
+          const memtableAt = node.domainOf(memtable.id);
+          if (memtableAt !== 'migrating') {
+            const to = memtableAt === 'host' ? 'nic' : 'host';
+            toHost = to === 'host';
+            node.migrate(memtable.id, to);
+            stats.migrations++;
+            trace(`${kernel.now()} migrate ${memtable.name} → ${to} (migrate-order)`);
+          }
+        }
+        kernel.after(
+          toHost
+            ? orderMover.int(ORDER_HOST_DWELL_MIN_US, ORDER_HOST_DWELL_MAX_US + 1) * US
+            : orderMover.int(0, ORDER_STEP_MAX_US + 1) * US,
+          step,
+        );
+      };
+      step();
+    };
+    if (orderMover !== undefined) {
+      for (
+        let at = startNs + orderMover.int(100, 500) * US;
+        at < endNs;
+        at += orderMover.int(ORDER_EPISODE_GAP_MIN_US, ORDER_EPISODE_GAP_MAX_US + 1) * US
+      ) {
+        const r = orderMover.int(0, replicas);
+        const lengthNs = orderMover.int(ORDER_EPISODE_MIN_US, ORDER_EPISODE_MAX_US + 1) * US;
+        kernel.at(at, () => orderEpisode(r, Math.min(kernel.now() + lengthNs, endNs), 'writes'));
+      }
+    }
+    if (orderMover !== undefined) {
+      // The last writes of each key are the ones a reorder would leave behind for the final checks
+      // (an older apply run last is overwritten by the next write of its key, if one comes): from
+      // shortly before the clients stop until halfway through the settle, an episode on every replica.
+      const at = endNs - orderMover.int(ORDER_END_MIN_US, ORDER_END_MAX_US + 1) * US;
+      kernel.at(at, () => {
+        for (let r = 0; r < replicas; r++) orderEpisode(r, endNs + SETTLE_NS / 2, 'end');
+      });
+    }
+    /** A replica comes back: with migrateOrder, an episode through its recovery and catch-up. */
+    const restarted = (r: number): void => {
+      restartReplica(d, r);
+      restarts[r] = (restarts[r] ?? 0) + 1;
+      down.delete(r);
+      stats.restarts++;
+      trace(`${kernel.now()} nemesis: restart ${r}`);
+      if (orderMover !== undefined) {
+        const lengthNs = orderMover.int(ORDER_CATCH_UP_MIN_US, ORDER_CATCH_UP_MAX_US + 1) * US;
+        orderEpisode(r, kernel.now() + lengthNs, 'restart');
+      }
+    };
+
+    // ---- crashes -------------------------------------------------------------------------------
     if (options.crashes !== false) {
       const crasher = random.fork('crash');
       const count = crasher.chance(0.35) ? 2 : 1;
@@ -688,13 +839,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
           down.add(r);
           stats.crashes++;
           trace(`${kernel.now()} nemesis: crash ${r}${r === leader ? ' (the leader)' : ''}`);
-          kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
-            restartReplica(d, r);
-            restarts[r] = (restarts[r] ?? 0) + 1;
-            down.delete(r);
-            stats.restarts++;
-            trace(`${kernel.now()} nemesis: restart ${r}`);
-          });
+          kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => restarted(r));
         });
       }
     }
@@ -718,13 +863,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
             trace(
               `${kernel.now()} nemesis: crash ${r} mid-transfer (${v.transferReceived}/${v.transferChunks} chunks)`,
             );
-            kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => {
-              restartReplica(d, r);
-              restarts[r] = (restarts[r] ?? 0) + 1;
-              down.delete(r);
-              stats.restarts++;
-              trace(`${kernel.now()} nemesis: restart ${r}`);
-            });
+            kernel.at(Math.min(kernel.now() + downtimeNs, endNs), () => restarted(r));
             return;
           }
           kernel.after(5 * US, check);
@@ -788,6 +927,7 @@ export function runActorDst(options: ActorDstOptions): ActorDstResult {
     }
 
     kernel.run({ untilNs: endNs + SETTLE_NS });
+    if (orderMover !== undefined) for (let r = 0; r < replicas; r++) countOrderMoves(r);
     if (memtableFailure !== undefined) return fail('memtable', memtableFailure);
 
     // ---- verify --------------------------------------------------------------------------------

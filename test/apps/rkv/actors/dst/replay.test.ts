@@ -1,6 +1,6 @@
 /**
  * Replays one DST run of the consensus actor, as a failing seed's reproduce command asks:
- *   RKV_ACTOR_DST_SEED=<n> [RKV_ACTOR_DST_REPLICAS=3|5] [RKV_ACTOR_DST_MIGRATE=1]
+ *   RKV_ACTOR_DST_SEED=<n> [RKV_ACTOR_DST_REPLICAS=3|5] [RKV_ACTOR_DST_MIGRATE=1] [RKV_ACTOR_DST_MIGRATE_ORDER=1]
  *   [RKV_ACTOR_DST_UNSAFE=<mask>] [RKV_ACTOR_DST_MAX_LOG=<n>] [RKV_ACTOR_DST_CRASHES=0]
  *   [RKV_ACTOR_DST_LAGGARDS=1] [RKV_ACTOR_DST_PRE_VOTE=1] [RKV_ACTOR_DST_CONDITIONALS=1] [RKV_ACTOR_DST_SCANS=1]
  *   [RKV_ACTOR_DST_TRACE=1]
@@ -32,6 +32,7 @@ test('replay one consensus-actor DST seed', (t) => {
     ...(unsafe === undefined ? {} : { unsafe }),
     ...(maxLogEntries === undefined ? {} : { maxLogEntries }),
     migrate: env['RKV_ACTOR_DST_MIGRATE'] === '1',
+    ...(env['RKV_ACTOR_DST_MIGRATE_ORDER'] === '1' ? { migrateOrder: true } : {}),
     ...(env['RKV_ACTOR_DST_CRASHES'] === '0' ? { crashes: false } : {}),
     ...(env['RKV_ACTOR_DST_LAGGARDS'] === '1' ? { laggards: true } : {}),
     ...(env['RKV_ACTOR_DST_PRE_VOTE'] === '1' ? { preVote: true } : {}),
