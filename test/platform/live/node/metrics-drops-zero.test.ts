@@ -20,17 +20,22 @@ function dropSamples(metrics: string): Map<string, number> {
   return samples;
 }
 
+/** One NIC and one host core, the `ledger` actor, no migrations, and its admin server. */
+async function startLedgerNode(ingress: 'controller' | 'core') {
+  const node = await LiveNode.start({
+    ingress,
+    warmSpare: false,
+    catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
+    nicCores: 1,
+    hostCores: 1,
+    scheduler: { enableMigration: false },
+  });
+  return { node, admin: await startAdminServer(node, 0) };
+}
+
 for (const ingress of ['controller', 'core'] as const)
   test(`ingress ${ingress}: ipipe_drops_total has every known reason at 0 before the first drop`, async () => {
-    const node = await LiveNode.start({
-      ingress,
-      warmSpare: false,
-      catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
-      nicCores: 1,
-      hostCores: 1,
-      scheduler: { enableMigration: false },
-    });
-    const admin = await startAdminServer(node, 0);
+    const { node, admin } = await startLedgerNode(ingress);
     const scrape = async () =>
       dropSamples(await (await fetch(`http://${admin.address}:${admin.port}/metrics`)).text());
     try {
@@ -66,15 +71,7 @@ for (const ingress of ['controller', 'core'] as const)
 
 for (const ingress of ['controller', 'core'] as const)
   test(`ingress ${ingress}: executions, replies and migrations are series at 0 before the first request`, async () => {
-    const node = await LiveNode.start({
-      ingress,
-      warmSpare: false,
-      catalog: [{ id: actorId(1), name: 'ledger', module: MODULE, exportName: 'ledger' }],
-      nicCores: 1,
-      hostCores: 1,
-      scheduler: { enableMigration: false },
-    });
-    const admin = await startAdminServer(node, 0);
+    const { node, admin } = await startLedgerNode(ingress);
     try {
       const metrics = await (await fetch(`http://${admin.address}:${admin.port}/metrics`)).text();
       for (const series of [
