@@ -52,10 +52,12 @@ export class Ewma {
    */
   observe(value: number, weight: number): void {
     if (this.#samples === 0) return;
-    const deviation = value - this.#mean;
-    const increment = weight * deviation;
-    this.#mean += increment;
-    this.#variance = (1 - weight) * (this.#variance + deviation * increment);
+    // The mean moves; the variance only decays. A reading is a window's summary (a mean of its
+    // completions, the oldest wait, or 0 for an idle NIC), not one request's latency: its distance
+    // from µ says nothing of dispersion, and counted as a sample an idle NIC's 0s against a high µ
+    // doubled the µ+3σ tail within 1.3 ms (a spurious downgrade at the next completion).
+    this.#mean += weight * (value - this.#mean);
+    this.#variance *= 1 - weight;
   }
 
   /**

@@ -606,6 +606,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   abandonMigration(id: ActorId): void {
     const actor = this.#require(id);
     if (!actor.migrationRequested) return;
+    // A pull that never happened neither held nor bounced.
+    if (actor.migrationTarget === 'nic' && actor === this.#lastPulled) this.#lastPulled = null;
     actor.migrationRequested = false;
     actor.migrationTarget = null;
     this.#migrationsInFlight--;
@@ -1019,7 +1021,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
         this.#bounces = 0;
       actor.pulledAtNs = now;
       this.#lastPulled = actor;
-    } else if (now - actor.pulledAtNs < BOUNCE_WINDOW_SETTLES * settle) {
+    } else if (now - actor.pulledAtNs >= BOUNCE_WINDOW_SETTLES * settle) {
+      // Pushed, but long after its pull: that pull held, and the run of bounces is over.
+      if (actor === this.#lastPulled) this.#bounces = 0;
+    } else {
       // Pulled and pushed straight back: on a live machine whose other load makes even a light NIC
       // slow, the mean reads 0 with every actor on the host and over Mean_thresh with one back, and
       // the node pulled and pushed its actors in turn every few settle periods (28 moves in the

@@ -99,5 +99,24 @@ test('EWMA observe moves the estimate like a sample of the given weight, without
   ewma.observe(0, 1 / 32);
   assert.equal(ewma.samples, 1);
   assert.ok(Math.abs(ewma.mean - 1_000 * (31 / 32)) < 1e-9);
-  assert.ok(ewma.stdDev > 0, 'the reading also counts in the deviation (Finch form)');
+  assert.equal(ewma.stdDev, 0, 'a reading (a window summary, not one latency) adds no dispersion');
+  ewma.add(3_000);
+  const variance = ewma.stdDev ** 2;
+  assert.ok(variance > 0);
+  ewma.observe(0, 1 / 32);
+  assert.ok(Math.abs(ewma.stdDev ** 2 - variance * (31 / 32)) < 1e-6, 'the variance only decays');
+});
+
+test('EWMA observe of an idle NIC does not inflate the tail (µ + 3σ)', () => {
+  // A steady 100 µs latency, then idle windows reading 0: counted as samples, the readings' distance
+  // from µ doubled µ + 3σ within 13 windows — a spurious downgrade at the next completion.
+  const ewma = new Ewma(1 / 256);
+  for (let i = 0; i < 1_000; i++) ewma.add(100);
+  for (let window = 0; window < 100; window++) {
+    ewma.observe(0, 1 / 32);
+    assert.ok(
+      ewma.mean + 3 * ewma.stdDev <= 100 + 1e-9,
+      `window ${window}: tail ${ewma.mean + 3 * ewma.stdDev}`,
+    );
+  }
 });

@@ -120,7 +120,7 @@ test('a NIC slow at any load does not pull and push its actors in a cycle: each 
   const scheduler = new HybridScheduler<TestRequest>({ cores: 4, settings });
   scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
   const harness = new SchedulerHarness(scheduler, { cores: 4, costNs: () => nicCostNs, hostCostNs: 5 * US });
-  harness.addPoisson(1, 0, 600 * MS, 20_000, random);
+  harness.addPoisson(1, 0, 1_000 * MS, 20_000, random);
   harness.run(300 * MS);
   const migrations = harness.kinds('migrate') as Migrate[];
   const pulls = migrations.filter((m) => m.to === 'nic').map((m) => m.atNs);
@@ -142,4 +142,18 @@ test('a NIC slow at any load does not pull and push its actors in a cycle: each 
   assert.equal(scheduler.modeOf(actorId(1)), 'fcfs', `back on the NIC for good: ${why()}`);
   const last = (harness.kinds('migrate') as Migrate[]).at(-1);
   assert.equal(last?.to, 'nic', why());
+
+  // Slow again: the push that follows comes long after that pull, which held — the run of bounces
+  // is over, so the next bounce waits the first back-off (8 ms), not the longest (256 ms).
+  nicCostNs = 30 * US;
+  const before = harness.kinds('migrate').length;
+  harness.run(1_000 * MS);
+  const later = (harness.kinds('migrate') as Migrate[]).slice(before);
+  const laterPulls = later.filter((m) => m.to === 'nic').map((m) => m.atNs);
+  const laterWhy = later.map((m) => `${(m.atNs / MS).toFixed(1)} ms → ${m.to}`).join(', ');
+  assert.ok(laterPulls.length >= 2, `pulled again: ${laterWhy}`);
+  assert.ok(
+    (laterPulls[1] as number) - (laterPulls[0] as number) < 30 * MS,
+    `the back-off starts again from 8 ms: ${laterWhy}`,
+  );
 });
