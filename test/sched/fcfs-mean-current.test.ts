@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { actorId } from '../../src/ids.ts';
+import { LIVE_SCHEDULER_DEFAULTS } from '../../src/platform/live/node/live-node.ts';
 import { HybridScheduler } from '../../src/sched/hybrid-scheduler.ts';
 import type { Decision } from '../../src/sched/types.ts';
 import { SchedulerHarness, seededRandom, type TestRequest } from './harness.ts';
@@ -156,4 +157,30 @@ test('a NIC slow at any load does not pull and push its actors in a cycle: each 
     (laterPulls[1] as number) - (laterPulls[0] as number) < 30 * MS,
     `the back-off starts again from 8 ms: ${laterWhy}`,
   );
+});
+
+test('live settings: a 5 ms stall of the whole machine moves no actor; a 10 ms one pushes and later pulls', () => {
+  // With 100 µs windows the time-bound mean remembered ~3 ms, and one 5 ms stall (GC, the VM) read
+  // as the NIC's latency pushed an actor, pulled back a settle period later. Live windows are 1 ms.
+  const moves = (stallMs: number) => {
+    const random = seededRandom(7);
+    const scheduler = new HybridScheduler<TestRequest>({
+      cores: 4,
+      settings: { ...LIVE_SCHEDULER_DEFAULTS, enableDowngrade: false },
+    });
+    scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
+    scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false });
+    const from = 200 * MS;
+    const to = from + stallMs * MS;
+    // Every request that starts during the stall finishes at its end.
+    const costNs = (_request: TestRequest, nowNs: number) =>
+      (nowNs >= from && nowNs < to ? to - nowNs : 0) + 20 * US;
+    const harness = new SchedulerHarness(scheduler, { cores: 4, costNs, hostCostNs: 5 * US });
+    harness.addPoisson(1, 0, 800 * MS, 10_000, random);
+    harness.addPoisson(2, 0, 800 * MS, 5_000, random);
+    harness.run(800 * MS);
+    return (harness.kinds('migrate') as Migrate[]).map((m) => m.to);
+  };
+  assert.deepEqual(moves(5), [], 'a 5 ms stall');
+  assert.deepEqual(moves(10), ['host', 'nic'], 'a 10 ms stall');
 });
