@@ -81,8 +81,14 @@ test('random bytes at an actor with a codec are decode drops, not executions, on
     const onNic = load();
     assert.deepEqual(onNic.payload, { kind: 'random-bytes', bytes: 64 }, 'load says what it sent');
     // Then on the host domain: the refusal crosses the channel as an error, without a DONE.
+    // (The node's scheduler may have pushed echo there already, if this machine's other load made
+    // the NIC core's latency pass Mean_thresh: then the move is refused as nothing to do.)
     const moved = await fetch(`${banner.admin}/migrate?actor=echo&to=host`, { method: 'POST' });
-    assert.equal(moved.status, 200, await moved.text());
+    const movedText = await moved.text();
+    if (moved.status !== 200) {
+      assert.equal(moved.status, 409, movedText);
+      assert.match(movedText, /already runs on the host/);
+    }
     const onHost = load();
     const refused =
       (onNic.errors['IPIPE_ERR_CODEC_DECODE'] ?? 0) + (onHost.errors['IPIPE_ERR_CODEC_DECODE'] ?? 0);
