@@ -201,6 +201,13 @@ export class HostController {
       for (const request of held) this.#accept(request);
     } else if (kind === LINK_STOP) {
       this.#stopped.add(actor);
+      // Deregistered while its adoption drained: no LINK_DRAINED will come. What was held for it
+      // is refused now, as anything sent to a stopped actor is.
+      const held = this.#draining.get(actor);
+      if (held !== undefined) {
+        this.#draining.delete(actor);
+        for (const request of held) this.#accept(request);
+      }
     }
   }
 

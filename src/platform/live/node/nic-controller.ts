@@ -312,7 +312,7 @@ export class NicController implements NicDomain {
               '(the scheduler moves actors too; see its decisions in /stats)',
           );
         }
-        this.#beginMigration(actor, to, trigger, resolve);
+        this.#beginMigration(actor, to, trigger, resolve, reject);
       } catch (error) {
         reject(error);
       }
@@ -1040,6 +1040,13 @@ export class NicController implements NicDomain {
   #deregister(actor: ActorId, reason: string): void {
     if (this.scheduler.modeOf(actor) === 'deregistered') return;
     const message = `actor ${this.#name(actor)} was deregistered: ${reason}`;
+    // A migration of it under way ends here: its image is not sent (or, sent, not waited for: the
+    // host hears LINK_STOP behind it), and finishing it would find no actor in the scheduler.
+    const migration = this.#migrating.get(actor);
+    if (migration !== undefined) {
+      this.#migrating.delete(actor);
+      migration.failed?.(new ConfigError('migrate', `${message}; its migration did not finish`));
+    }
     for (const orphan of this.scheduler.removeActor(actor)) {
       this.#errorToClient(orphan.origin, actor, 'IPIPE_ERR_ACTOR_DEREGISTERED', message);
     }
@@ -1079,6 +1086,7 @@ export class NicController implements NicDomain {
     to: Domain,
     trigger: string,
     done: (record: LiveMigrationRecord) => void,
+    failed?: (error: Error) => void,
   ): void {
     if (this.#migrating.has(actor))
       throw new ConfigError('migrate', `actor ${this.#name(actor)} is already migrating`);
@@ -1097,6 +1105,7 @@ export class NicController implements NicDomain {
       stateBytes: 0,
       assembler: null,
       done,
+      ...(failed === undefined ? {} : { failed }),
     });
     // Leaving the host: the marker follows every request already forwarded (the channel is FIFO);
     // the host runs those, then sends the image — that is its Ready.

@@ -56,6 +56,8 @@ export interface NicMigration {
   /** The host's image being adopted (leaving the host), from its first chunk to its last. */
   assembler: ImageAssembler | null;
   readonly done: (record: LiveMigrationRecord) => void;
+  /** A migration that cannot finish (its actor was deregistered meanwhile): the caller hears why. */
+  readonly failed?: (error: Error) => void;
 }
 
 /** Where a NIC domain keeps its completed migrations (the controllers' public fields). */
