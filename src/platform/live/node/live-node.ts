@@ -130,12 +130,14 @@ export const LIVE_SCHEDULER_DEFAULTS: Partial<SchedulerSettings> = Object.freeze
   meanThreshNs: 2_000_000,
   tailThreshNs: 8_000_000,
   settleNs: 50_000_000,
-  // 1 ms statistics windows: the FCFS mean forgets with time at 1/32 per window (docs/scheduler.md,
-  // decision 9), so its memory is ~32 ms, about a settle period. With the simulator's 100 µs (a
-  // ~3 ms memory) a single 5 ms stall of the machine (GC, the VM) read as the NIC's latency and
-  // pushed an actor, pulled back 50 ms later; now it takes a stall of ~10 ms, as before the mean
-  // was bounded in time. Rates and core utilisations follow the same 32 ms memory here.
-  windowNs: 1_000_000,
+  // 10 ms statistics windows: the FCFS mean forgets with time at 1/32 per window (docs/scheduler.md,
+  // decision 9), so its memory by time is ~320 ms, a few settle periods. With the simulator's
+  // 100 µs (a ~3 ms memory) a single 5 ms stall of the machine (GC, the VM) read as the NIC's
+  // latency and pushed an actor; with 1 ms the showcase's live part, on a quiet 2-vCPU machine
+  // whose worker threads are descheduled for ms at a time, made 4–9 scheduler moves in 1.6 s
+  // (0–2 before the mean was bounded in time), with 10 ms 0–2 again. Rates and core utilisations
+  // follow the same memory here.
+  windowNs: 10_000_000,
   // Handing a request to a worker core costs a doorbell (a futex wake, ~25–50 µs on a VM when the
   // core sleeps) and an event-loop turn for its result, while a handler costs a few µs. With one
   // request per core the node served 9.9 k echo requests/s (0.14× a bare node:dgram echo); with
