@@ -424,13 +424,9 @@ export async function nodeRoleCommand(
           'Nothing reaches this host domain without it: stopping its cores and exiting with code 1. ' +
           'Restart the --role nic process, then this one.\n',
       );
-      stop().then(
-        () => resolveExit(1),
-        (error: unknown) => {
-          process.stderr.write(`ipipe: stop failed: ${String(error)}\n`);
-          resolveExit(1);
-        },
-      );
+      stop()
+        .catch((error: unknown) => process.stderr.write(`ipipe: stop failed: ${String(error)}\n`))
+        .then(() => resolveExit(1));
     };
     if (host.nicLost) host.onNicLost();
   });

@@ -195,19 +195,12 @@ export class HostController {
       this.#cores.forget(actor);
     } else if (kind === LINK_DRAINED) {
       // Everything the NIC held for the actor is queued here now: the held messages follow it.
-      const held = this.#draining.get(actor);
-      if (held === undefined) return;
-      this.#draining.delete(actor);
-      for (const request of held) this.#accept(request);
+      this.#releaseHeld(actor);
     } else if (kind === LINK_STOP) {
       this.#stopped.add(actor);
       // Deregistered while its adoption drained: no LINK_DRAINED will come. What was held for it
       // is refused now, as anything sent to a stopped actor is.
-      const held = this.#draining.get(actor);
-      if (held !== undefined) {
-        this.#draining.delete(actor);
-        for (const request of held) this.#accept(request);
-      }
+      this.#releaseHeld(actor);
     }
   }
 
@@ -315,6 +308,14 @@ export class HostController {
     }
     if (this.#leaving.has(request.actor)) this.#maybeSendImage(request.actor);
     this.#pump(core);
+  }
+
+  /** The messages held for `actor` while it drained go on, in order (to its queue, or refused if stopped). */
+  #releaseHeld(actor: ActorId): void {
+    const held = this.#draining.get(actor);
+    if (held === undefined) return;
+    this.#draining.delete(actor);
+    for (const request of held) this.#accept(request);
   }
 
   /** A message from this side's own actors or timers: held while its target drains (see #draining). */
