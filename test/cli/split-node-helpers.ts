@@ -42,6 +42,14 @@ export function spawnIpipe(args: readonly string[]): Spawned {
   return { child, banner, stderr: () => stderr, stdout: () => stdout };
 }
 
+/** Until a `--role nic` process says it waits for its host (it listens on the channel then); it must not exit first. */
+export async function untilNicWaits(nic: Spawned): Promise<void> {
+  while (!/waiting for the host domain/.test(nic.stderr())) {
+    assert.equal(nic.child.exitCode, null, nic.stderr());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export async function freeTcpPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { RemoteError } from '../../src/platform/live/net/errors.ts';
-import { ECHO, echoOnce, freeTcpPort, type Spawned, spawnIpipe } from './split-node-helpers.ts';
+import {
+  ECHO,
+  echoOnce,
+  freeTcpPort,
+  type Spawned,
+  spawnIpipe,
+  untilNicWaits,
+} from './split-node-helpers.ts';
 
 test('the NIC process of a split node says once that its host process died, and refuses host actors with a code', {
   timeout: 60_000,
@@ -30,10 +37,7 @@ test('the NIC process of a split node says once that its host process died, and 
   ]);
   let host: Spawned | undefined;
   try {
-    while (!/waiting for the host domain/.test(nic.stderr())) {
-      assert.equal(nic.child.exitCode, null, nic.stderr());
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilNicWaits(nic);
     host = spawnIpipe(['node', ECHO, '--role', 'host', ...common, '--host-cores', '1']);
     const [nicBanner] = await Promise.all([nic.banner, host.banner]);
     const udp = nicBanner['udp'] as { port: number };

@@ -5,7 +5,14 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { ECHO, echoOnce, freeTcpPort, type Spawned, spawnIpipe } from './split-node-helpers.ts';
+import {
+  ECHO,
+  echoOnce,
+  freeTcpPort,
+  type Spawned,
+  spawnIpipe,
+  untilNicWaits,
+} from './split-node-helpers.ts';
 
 test('the host process of a split node says its NIC process died and exits 1', {
   timeout: 60_000,
@@ -15,10 +22,7 @@ test('the host process of a split node says its NIC process died and exits 1', {
   const nic = spawnIpipe(['node', ECHO, '--role', 'nic', ...common, '--port', '0', '--nic-cores', '1']);
   let host: Spawned | undefined;
   try {
-    while (!/waiting for the host domain/.test(nic.stderr())) {
-      assert.equal(nic.child.exitCode, null, nic.stderr());
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilNicWaits(nic);
     host = spawnIpipe(['node', ECHO, '--role', 'host', ...common, '--host-cores', '1']);
     const [nicBanner] = await Promise.all([nic.banner, host.banner]);
     const udp = nicBanner['udp'] as { port: number };

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { ECHO, freeTcpPort, spawnIpipe } from './split-node-helpers.ts';
+import { ECHO, freeTcpPort, spawnIpipe, untilNicWaits } from './split-node-helpers.ts';
 
 for (const [signal, code] of [
   ['SIGTERM', 0],
@@ -29,10 +29,7 @@ for (const [signal, code] of [
       '--nic-cores',
       '1',
     ]);
-    while (!/waiting for the host domain/.test(nic.stderr())) {
-      assert.equal(nic.child.exitCode, null, nic.stderr());
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilNicWaits(nic);
     const exited = once(nic.child, 'exit');
     nic.child.kill(signal);
     const [exitCode, exitSignal] = (await exited) as [number | null, string | null];

@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { runIpipe } from './run-ipipe.ts';
-import { ECHO, echoOnce, freeTcpPort, type Spawned, spawnIpipe } from './split-node-helpers.ts';
+import {
+  ECHO,
+  echoOnce,
+  freeTcpPort,
+  type Spawned,
+  spawnIpipe,
+  untilNicWaits,
+} from './split-node-helpers.ts';
 
 test('a split node prints JSON banners and its NIC process serves /stats and /metrics', {
   timeout: 60_000,
@@ -30,10 +37,7 @@ test('a split node prints JSON banners and its NIC process serves /stats and /me
   let host: Spawned | undefined;
   try {
     // The NIC process listens before it prints; wait for that line, then start the host.
-    while (!/waiting for the host domain/.test(nic.stderr())) {
-      assert.equal(nic.child.exitCode, null, nic.stderr());
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilNicWaits(nic);
     host = spawnIpipe(['node', ECHO, '--role', 'host', ...common, '--host-cores', '1']);
     const [nicBanner, hostBanner] = await Promise.all([nic.banner, host.banner]);
     assert.equal(nicBanner['role'], 'nic');
