@@ -40,6 +40,11 @@ export class LiveRequest implements SchedRequest {
    * request as it arrived, not a message or a timer. Unused by NicController.
    */
   dedupEntry: number;
+  /**
+   * The socket core's number for a message the controller sent it (IN_ARRIVE), or 0: its entry in
+   * the message ledger (socket-core-protocol.ts). Unused by NicController.
+   */
+  messageId: number;
 
   constructor(
     actor: ActorId,
@@ -57,6 +62,7 @@ export class LiveRequest implements SchedRequest {
     this.timerId = timerId;
     this.client = client;
     this.dedupEntry = -1;
+    this.messageId = 0;
   }
 
   /** The delivery of an actor's timer `timerId` (nobody to answer, no message: the timer holds it). */

@@ -70,6 +70,8 @@ import {
   IN_PREPARE,
   IN_REPLY,
   IN_STOPPING,
+  ledgerAt,
+  MESSAGE_LEDGER_SLOTS,
   OUT_DECISION,
   OUT_FORWARD,
   OUT_LATENCY,
@@ -145,6 +147,11 @@ const CLIENT_IDS_KEPT = 65_536;
 
 /** Work items a killed core had not taken that its replacement gets (the rest die with it). */
 const SALVAGED_KINDS: ReadonlySet<number> = new Set([IN_REPLY, IN_ARRIVE, IN_HOST_DONE, IN_DEREGISTER]);
+
+/** The message id of an IN_ARRIVE work item (socket-core-protocol.ts: after kind, actor, timer). */
+function messageIdOf(item: Uint8Array): number {
+  return new DataView(item.buffer, item.byteOffset, item.byteLength).getFloat64(9, true);
+}
 
 function originKey(origin: ClientOrigin): string {
   return `${origin.endpoint.address}:${origin.endpoint.port}/${origin.requestId}`;
@@ -225,6 +232,17 @@ export class SocketCoreController implements NicDomain {
   readonly #countersBuffer: SharedArrayBuffer;
   /** The dedup's memory: every core attaches it, so a replacement answers what the dead one did. */
   readonly #dedup: SharedDedupMemory;
+  /** The message ledger (socket-core-protocol.ts): which messages sent to a core it settled. */
+  readonly #ledgerBuffer: SharedArrayBuffer;
+  readonly #ledger: Float64Array;
+  /**
+   * Copies of the messages (IN_ARRIVE, timers aside) sent to core 0 that the ledger does not say
+   * settled yet, by id, oldest first: a replacement gets again those the killed core took and never
+   * ran, dropped or forwarded (see `#salvageWork`). Pruned from the oldest as they settle; at most
+   * MESSAGE_LEDGER_SLOTS ids apart (an older one is let go: a replacement would not get it).
+   */
+  readonly #messages = new Map<number, Uint8Array>();
+  #lastMessageId = 0;
   /**
    * Host executions by actor and their handler time, counted here from the channel (the core's
    * block counts the NIC side; a replacement core keeps writing into the same block).
@@ -298,6 +316,8 @@ export class SocketCoreController implements NicDomain {
       DEDUP_ENTRIES,
       Math.max(DEDUP_REPLY_BYTES, 8 * (options.maxFrameBytes + 8)),
     );
+    this.#ledgerBuffer = new SharedArrayBuffer(2 * MESSAGE_LEDGER_SLOTS * 8);
+    this.#ledger = new Float64Array(this.#ledgerBuffer);
   }
 
   static async start(options: SocketCoreControllerOptions, link: ChannelLink): Promise<SocketCoreController> {
@@ -541,7 +561,10 @@ export class SocketCoreController implements NicDomain {
   ): SocketCoreActivation {
     const domains: [ActorId, Domain][] = [];
     for (const entry of this.table.values()) {
-      if (entry.location.domain === 'nic' || entry.location.domain === 'host')
+      // A migration the core starts with is one from where it began (the table moves on adoption).
+      const from = this.#migrating.get(entry.id)?.from;
+      if (from !== undefined) domains.push([entry.id, from]);
+      else if (entry.location.domain === 'nic' || entry.location.domain === 'host')
         domains.push([entry.id, entry.location.domain]);
     }
     const migrating: [ActorId, Domain][] = [];
@@ -573,6 +596,7 @@ export class SocketCoreController implements NicDomain {
       resultRing: results.memory,
       counters: this.#countersBuffer,
       dedup: this.#dedup,
+      messageLedger: this.#ledgerBuffer,
       catalog: o.catalog,
       policy: o.policy,
       scheduler: o.scheduler,
@@ -673,16 +697,34 @@ export class SocketCoreController implements NicDomain {
   /**
    * After the core was terminated: the items it never took, in order, ahead of what waits in
    * `#pending` (host replies, messages for its actors, host executions, deregistrations; a
-   * migration's items are not: the replacement ends those itself).
+   * migration's items are not: the replacement ends those itself); and ahead of those, the
+   * messages it took and never settled (`#messages`: queued in its scheduler, buffered for a
+   * migration, or forwarded in a record never read here, `forwardsRead` being how many were),
+   * which were sent before anything it never took. A message whose handler started is not among
+   * them: at most once.
    */
-  #salvageWork(): void {
+  #salvageWork(forwardsRead: number): void {
     const consumed = this.#counters[SLOT_WORK_CONSUMED] as number;
     const untaken = this.#written.slice(Math.max(0, consumed - this.#writtenBase));
     this.#written = [];
     this.#writtenBase = 0;
     this.#counters[SLOT_WORK_CONSUMED] = 0;
     const salvaged = untaken.filter((item) => SALVAGED_KINDS.has(item[0] as number));
-    if (salvaged.length > 0) this.#pending.unshift(...salvaged);
+    const later = new Set<number>();
+    for (const item of [...salvaged, ...this.#pending]) {
+      if (item[0] === IN_ARRIVE) later.add(messageIdOf(item));
+    }
+    const retaken: Uint8Array[] = [];
+    for (const [id, item] of this.#messages) {
+      if (this.#settled(id, forwardsRead)) {
+        this.#messages.delete(id);
+        continue;
+      }
+      // A forward the controller never read said it settled: not for the replacement.
+      this.#ledger[ledgerAt(id)] = 0;
+      if (!later.has(id)) retaken.push(item);
+    }
+    if (retaken.length > 0 || salvaged.length > 0) this.#pending.unshift(...retaken, ...salvaged);
   }
 
   #flushScheduled = false;
@@ -730,13 +772,39 @@ export class SocketCoreController implements NicDomain {
   }
 
   #arrive(actor: ActorId, timerId: number, origin: Origin, message: Uint8Array): void {
+    // A timer is not numbered: a replacement re-arms the actor's pending timers from its heap.
+    const id = timerId === 0 ? ++this.#lastMessageId : 0;
     const out = this.#out.reset();
     out.u8(IN_ARRIVE);
     out.u32(actor);
     out.u32(timerId);
+    out.f64(id);
     out.origin(origin);
     out.bytesField(message);
+    if (id !== 0) this.#keepMessage(id, out.frame.slice());
     this.#post(out.frame);
+  }
+
+  /** Keeps message `id` until the ledger says the core settled it (see `#messages`). */
+  #keepMessage(id: number, item: Uint8Array): void {
+    const messages = this.#messages;
+    for (const oldest of messages.keys()) {
+      if (oldest > id - MESSAGE_LEDGER_SLOTS && !this.#settled(oldest, this.#forwardsRead)) break;
+      messages.delete(oldest);
+    }
+    messages.set(id, item);
+  }
+
+  /**
+   * Whether the ledger says message `id` was run, refused, or forwarded in a record the controller
+   * read (`forwardsRead`: how many it read from the core that forwarded it).
+   */
+  #settled(id: number, forwardsRead: number): boolean {
+    const ledger = this.#ledger;
+    const at = ledgerAt(id);
+    if (ledger[at] !== id) return false;
+    const forwardNumber = ledger[at + 1] as number;
+    return forwardNumber === 0 || forwardNumber <= forwardsRead;
   }
 
   /** A reply (or error body) to a client, sent by the core from the node's port. */
@@ -976,8 +1044,8 @@ export class SocketCoreController implements NicDomain {
     this.#migrating.delete(actor);
     // The core forwarded what it held for the actor before OUT_MOVED (its result ring is FIFO,
     // and so is the channel): the host may now run its own senders' newer messages (channel-link.ts,
-    // "Per-sender order"). Also after a core replacement (#settleMigrations), or the host would
-    // hold them for ever.
+    // "Per-sender order"). A replacement core sends OUT_MOVED too, behind what it forwards for the
+    // actor (#settleMigrations).
     if (migration.to === 'host' && !this.#link.closed) this.#link.control(LINK_DRAINED, actor);
     completeMigration(this, migration, this.#name(actor), buffered);
   }
@@ -986,6 +1054,11 @@ export class SocketCoreController implements NicDomain {
   #gone(migration: MigrationState): void {
     migration.goneMs = performance.now();
     this.table.move(migration.actor, { domain: migration.to, node: nodeId(this.#options.nodeId) });
+    this.#postMoved(migration);
+  }
+
+  /** Phase 4 asked of the core: IN_MOVED. */
+  #postMoved(migration: MigrationState): void {
     const out = this.#out.reset();
     out.u8(IN_MOVED);
     out.u32(migration.actor);
@@ -1172,7 +1245,7 @@ export class SocketCoreController implements NicDomain {
     // No more are read from here on: the old pump stops once the replacement is core 0.
     const forwardsRead = this.#forwardsRead;
     this.#forwardsRead = counters[SLOT_FORWARDS] as number;
-    this.#salvageWork();
+    this.#salvageWork(forwardsRead);
     if (this.#stopped) {
       // stop() came while the thread was ending: no replacement to start (stop waits for this).
       this.#replacing = false;
@@ -1209,6 +1282,9 @@ export class SocketCoreController implements NicDomain {
       process.stderr.write(
         `ipipe: NIC core 0 could not bind port ${this.#bound.port} again; the NIC domain is down\n`,
       );
+      // No core will answer the fresh IN_MOVED: the host must not hold its senders' messages for ever.
+      for (const migration of [...this.#migrating.values()])
+        if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
       return;
     }
     const darkMs = performance.now() - startedMs;
@@ -1234,7 +1310,8 @@ export class SocketCoreController implements NicDomain {
 
   /**
    * Before a replacement core is activated, each migration by its phase (the requests the killed
-   * core buffered die with it; clients retransmit):
+   * core buffered die with it, clients retransmit; the messages it buffered are sent again,
+   * `#salvageWork`):
    *   - not prepared (no OUT_PREPARED read): nothing left this side; the actor stays where the
    *     table says, the migration fails;
    *   - prepared, state not yet adopted (the image or LINK_MIGRATE is on its way): it goes on; the
@@ -1242,21 +1319,28 @@ export class SocketCoreController implements NicDomain {
    *     adoption (LINK_ADOPTED, or the host's image) moves the table and sends IN_MOVED as usual.
    *     Leaving it to fail instead left the host "leaving" with its image dropped as stray, or the
    *     heap on both sides;
-   *   - adopted (IN_MOVED posted): the table already says where the actor is; done, nothing buffered.
+   *   - adopted by the host (IN_MOVED posted, its OUT_MOVED not read): it goes on too, the
+   *     replacement buffering the actor from its start, with a fresh IN_MOVED behind what the
+   *     replacement gets first (the killed core's unsettled messages, its untaken work, what
+   *     arrived meanwhile): the replacement forwards those, then OUT_MOVED brings LINK_DRAINED, as
+   *     on the normal path. Settled at once, LINK_DRAINED overtook those forwards, and the host ran
+   *     its senders' newer messages, which it held until then, ahead of their older ones;
+   *   - adopted by the NIC (IN_MOVED posted): the table already says where the actor is; done,
+   *     nothing buffered (what the replacement gets for it queues in order; no marker to send).
    */
   #settleMigrations(): void {
     this.#decidedMigrations.clear();
     // The IN_PREPAREs still waiting here belong to migrations failed below: the replacement must
     // not start them (it would buffer an actor whose caller was told it stays where it was). The
     // IN_MOVEDs (an adoption that came while the old thread was ending) belong to migrations
-    // settled below as done: the replacement starts with the actor where the table now says, not
-    // migrating, and would log a failed finishMigration for each.
+    // settled below, done or given a fresh IN_MOVED at the end.
     for (let i = this.#pending.length - 1; i >= 0; i--) {
       const kind = this.#pending[i]?.[0];
       if (kind === IN_PREPARE || kind === IN_MOVED) this.#pending.splice(i, 1);
     }
     for (const migration of [...this.#migrating.values()]) {
-      if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
+      if (migration.goneMs >= 0 && migration.to === 'host') this.#postMoved(migration);
+      else if (migration.goneMs >= 0) this.#cleaned(migration.actor, 0);
       else if (!migration.prepared) {
         this.#migrating.delete(migration.actor);
         migration.fail(

@@ -11,8 +11,9 @@
  *                  a host actor's answer (client id 0: the core looks it up by endpoint): the core
  *                  frames it, caches it for dedup, sends it from the node's port (a client's socket
  *                  is connected: only that port may answer)
- *     IN_ARRIVE    [21][actor u32][timer id u32][origin…][len u32][message]  a message for an actor
- *                  here (from the host, or an init output); timer id ≠ 0 fires that timer
+ *     IN_ARRIVE    [21][actor u32][timer id u32][message id f64][origin…][len u32][message]  a
+ *                  message for an actor here (from the host, or an init output); timer id ≠ 0 fires
+ *                  that timer; message id ≥ 1 (0 for a timer) names it in the message ledger below
  *     IN_HOST_DONE [22][actor u32][exec ns f64]   a host execution, for the scheduler's pull check
  *     IN_PREPARE   [23][actor u32][to u8][seq u32]  migration phase 1: buffer the actor's requests
  *                  (seq ≥ 1 numbers the controller's request; the answer echoes it)
@@ -56,6 +57,24 @@ export const OUT_PREPARED = 12;
 export const OUT_REFUSED = 13;
 export const OUT_MOVED = 14;
 export const OUT_LATENCY = 15;
+
+/**
+ * The message ledger: a Float64Array over a SharedArrayBuffer of MESSAGE_LEDGER_SLOTS pairs, which
+ * the controller creates and every core (a replacement too) attaches. The controller numbers each
+ * message it sends a core (IN_ARRIVE, timers aside: a replacement re-arms those from the heap) and
+ * keeps a copy until the ledger says the core settled it; message `id` has the pair at
+ * `2 * (id % MESSAGE_LEDGER_SLOTS)`: [the id, 0 or the forward's number]. The core writes it when
+ * the message's handler starts (before: a handler the watchdog kills is never run again), when it
+ * is dropped or refused, and when it is forwarded to the host (the k-th OUT_FORWARD: k, stored
+ * first), so that a replacement gets, once, what the killed core took and never settled — messages
+ * queued in its scheduler or buffered for a migration, and forwards the controller never read.
+ */
+export const MESSAGE_LEDGER_SLOTS = 65_536;
+
+/** Where message `id`'s pair starts in the ledger. */
+export function ledgerAt(id: number): number {
+  return 2 * (id % MESSAGE_LEDGER_SLOTS);
+}
 
 /** Domains on the wire of these rings. */
 export const TO_NIC = 0;

@@ -53,6 +53,7 @@ import {
   IN_REPLY,
   IN_STOPPING,
   ipv4ToU32,
+  ledgerAt,
   OUT_DECISION,
   OUT_FORWARD,
   OUT_LATENCY,
@@ -89,6 +90,8 @@ export interface SocketCoreData {
   readonly counters: SharedArrayBuffer;
   /** The dedup entries and remembered replies, shared by core 0 and its replacements. */
   readonly dedup: SharedDedupMemory;
+  /** The message ledger (socket-core-protocol.ts), shared by core 0 and its replacements. */
+  readonly messageLedger: SharedArrayBuffer;
   readonly catalog: readonly CatalogEntry[];
   readonly policy: SchedulerPolicy;
   readonly scheduler: Partial<SchedulerSettings>;
@@ -104,7 +107,10 @@ export interface SocketCoreData {
  * imports done, idle) gets it only when it replaces core 0, so it starts from the node's state then.
  */
 export interface SocketCoreActivation {
-  /** Where each of this node's actors runs now. */
+  /**
+   * Where each of this node's actors runs now; for one in `migrating`, where its move began (the
+   * host may have adopted it already: its IN_MOVED comes again, behind what the core gets first).
+   */
   readonly domains: readonly (readonly [ActorId, Domain])[];
   /** Actors the node deregistered (a replacement core starts without them). */
   readonly deregistered: readonly ActorId[];
@@ -150,6 +156,7 @@ const domain = DmoDomain.attach(data.domainBuffer);
 const work = SpscRing.attach(data.workRing, { spinIterations: 0 });
 const results = SpscRing.attach(data.resultRing, { spinIterations: 0 });
 const counters = new Float64Array(data.counters);
+const ledger = new Float64Array(data.messageLedger);
 const actors = await CoreActors.load(data.catalog);
 const maxFrameBytes = data.maxFrameBytes;
 
@@ -201,6 +208,18 @@ const log: ActorLogger = {
 
 function drop(reason: string, count = 1): void {
   counters[dropSlot(reason)]! += count;
+}
+
+/**
+ * A message from the controller is done with here (`forwardNumber` 0: run or refused; else the
+ * number of its OUT_FORWARD): the controller lets go of its copy, and a replacement never gets it.
+ */
+function settled(request: LiveRequest, forwardNumber = 0): void {
+  const id = request.messageId;
+  if (id === 0) return;
+  const at = ledgerAt(id);
+  ledger[at + 1] = forwardNumber;
+  ledger[at] = id;
 }
 
 // ── the socket and replies ─────────────────────────────────────────────────────────────────────
@@ -331,7 +350,8 @@ function publish(soon = true): void {
 
 function forward(request: LiveRequest): void {
   // The k-th forward (k = FORWARDS after it): a replacement keeps its dedup entry only if the
-  // controller read it (SocketCoreActivation.forwardsRead).
+  // controller read it (SocketCoreActivation.forwardsRead); a message is re-sent to it if not.
+  settled(request, (counters[SLOT_FORWARDS] as number) + 1);
   if (request.dedupEntry >= 0 && request.client !== undefined && request.origin.kind === 'client')
     dedup.setPhase(
       request.dedupEntry,
@@ -466,6 +486,7 @@ function run(request: LiveRequest): void {
   // From here the request counts as run: a replacement never runs it again.
   if (request.dedupEntry >= 0 && origin.kind === 'client' && request.client !== undefined)
     dedup.setPhase(request.dedupEntry, request.client.clientId, origin.requestId, PHASE_STARTED);
+  settled(request);
   running = request;
   try {
     const instance = instances.get(actor);
@@ -517,6 +538,7 @@ function pump(): void {
     else if (work.kind === 'forward') forward(work.request);
     else if (work.kind === 'drop') {
       drop(work.reason);
+      settled(work.request);
       errorToClient(
         work.request.origin,
         work.request.actor,
@@ -602,9 +624,14 @@ function onWork(start: number, end: number): boolean {
     case IN_ARRIVE: {
       const actor = reader.u32() as ActorId;
       const timerId = reader.u32();
+      const messageId = reader.f64();
       const origin = reader.origin();
       const message = reader.bytesField().slice(); // the ring slot is reused after this
-      if (reader.ok) scheduler.arrive(new LiveRequest(actor, origin, message, timerId), wallNs());
+      if (reader.ok) {
+        const request = new LiveRequest(actor, origin, message, timerId);
+        request.messageId = messageId;
+        scheduler.arrive(request, wallNs());
+      }
       break;
     }
     case IN_HOST_DONE: {
@@ -673,8 +700,10 @@ function deregister(actor: ActorId, reason: string): void {
   if (scheduler.modeOf(actor) === 'deregistered') return;
   instances.deregister(actor);
   const message = `actor ${actors.get(actor)?.entry.name ?? actor} was deregistered: ${reason}`;
-  for (const orphan of scheduler.removeActor(actor))
+  for (const orphan of scheduler.removeActor(actor)) {
+    settled(orphan);
     errorToClient(orphan.origin, actor, 'IPIPE_ERR_ACTOR_DEREGISTERED', message);
+  }
 }
 
 let closing = false;
