@@ -250,6 +250,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
    * without any (`#checkDrrCores`).
    */
   #drrLastActiveNs = Number.NEGATIVE_INFINITY;
+  /**
+   * Decisions taken where no decision can be returned (a take: a DRR core recreated for a request
+   * that reached a DRR mailbox), handed out by the next `complete` or `manage`.
+   */
+  #pendingDecisions: Decision[] | null = null;
   #migrationsInFlight = 0;
   /** Cores per effective role (pending role if one is set), kept current by #assignRole. */
   #fcfsCores = 0;
@@ -414,6 +419,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       case 'drr':
         actor.mailbox.push(request);
         this.#drrLastActiveNs = now;
+        if (this.#drrCores === 0) this.#recreateDrrCore(now);
         return { kind: 'mailbox', request };
       case 'fcfs':
         if (this.#heldElsewhere(actor, core) || (actor.exclusive && !actor.mailbox.isEmpty())) {
@@ -450,6 +456,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (actor.mode === 'fcfs' || actor.mode === 'drr') {
         actor.mailbox.unshift(request);
         if (actor.mode === 'fcfs') this.#markReady(actor);
+        else if (this.#drrCores === 0) this.#recreateDrrCore(now);
       } else if (actor.mode === 'migrating') actor.buffered.unshift(request);
       else this.#shared.unshift(request);
     }
@@ -509,6 +516,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       const managed = this.manage(now);
       if (managed.length > 0) decisions = decisions ? decisions.concat(managed) : [...managed];
     }
+    if (this.#pendingDecisions !== null) {
+      decisions = decisions ? this.#pendingDecisions.concat(decisions) : this.#pendingDecisions;
+      this.#pendingDecisions = null;
+    }
     return decisions ?? NO_DECISIONS;
   }
 
@@ -529,6 +540,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (scale) decisions = appendDecision(decisions, scale);
     const drrCores = s.enableDowngrade && this.#drr.size > 0 ? this.#checkDrrCores(now) : null;
     if (drrCores) decisions = appendDecision(decisions, drrCores);
+    if (this.#pendingDecisions !== null) {
+      decisions = decisions ? this.#pendingDecisions.concat(decisions) : this.#pendingDecisions;
+      this.#pendingDecisions = null;
+    }
     return decisions ?? NO_DECISIONS;
   }
 
@@ -971,40 +986,21 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   }
 
   /**
-   * DRR cores for a DRR group that has work, none for one that has had none for a settle period.
+   * No DRR core for a DRR group that has had no work for DRR_IDLE_SETTLES settle periods.
    *
    * A downgraded actor returns to FCFS only on its own evidence (decision 2): its dispersion, an
    * EWMA of its execution times, falls only as its requests run. One that goes quiet keeps its
    * dispersion, stays in DRR, and — upgrades being checked on DRR completions, and auto-scaling
    * never taking a group's last core — kept its DRR core idle for ever: a NIC of n cores served
-   * its FCFS load with n − 1 (docs/scheduler.md, decision 13). So a DRR group that has had no work
-   * for DRR_IDLE_SETTLES settle periods gives its cores back to FCFS, its actors staying in DRR
-   * (their dispersion is still the best evidence of what their requests cost); when one of them
-   * has requests waiting again and no DRR core exists, one is created, as at a downgrade ("a DRR
-   * core is created if none exists") and sized the same way.
+   * its FCFS load with n − 1 (docs/scheduler.md, decision 13). So a quiet DRR group gives its
+   * cores back to FCFS, its actors staying in DRR (their dispersion is still the best evidence of
+   * what their requests cost); the next request that reaches one of their mailboxes creates a DRR
+   * core again (`#recreateDrrCore`).
    */
   #checkDrrCores(now: number): Decision | null {
     const m = this.#countRole('drr');
-    if (m === 0) {
-      if (!this.#drr.hasBacklog()) return null;
-      const core = this.#lastFcfsCoreId();
-      if (core < 0) return null;
-      this.#assignRole(core, 'drr');
-      this.#drrLastActiveNs = now;
-      const sizing = this.#checkAutoscale(now, true);
-      const moved = sizing?.kind === 'scale' ? [core, ...sizing.cores] : [core];
-      return this.#scaleDecision(
-        moved,
-        'fcfs',
-        'drr',
-        now,
-        this.#groupUtilization('fcfs'),
-        this.#groupUtilization('drr'),
-        `DRR actors have requests waiting and no DRR core, so core(s) ${moved.join(', ')} move to DRR`,
-      );
-    }
     const idleNs = now - this.#drrLastActiveNs;
-    if (idleNs < DRR_IDLE_SETTLES * this.settings.settleNs || this.#drr.hasBacklog()) return null;
+    if (m === 0 || idleNs < DRR_IDLE_SETTLES * this.settings.settleNs || this.#drr.hasBacklog()) return null;
     for (const core of this.#cores) if (core.role === 'drr' && core.current !== null) return null;
     const moved = this.#moveCores('drr', 'fcfs', m);
     if (moved.length === 0) return null;
@@ -1016,9 +1012,35 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       now,
       this.#groupUtilization('fcfs'),
       0,
-      `the DRR group has had no work for ${us(idleNs)}, so core(s) ${moved.join(', ')} ` +
-        'return to FCFS (its actors stay in DRR)',
+      `the DRR group has had no work for ${us(idleNs)}, so core(s) ${moved.join(', ')} return to FCFS ` +
+        '(its actors stay in DRR)',
     );
+  }
+
+  /**
+   * A request reached a DRR actor's mailbox and no DRR core exists (the group had given its cores
+   * back): one is created at once, as at a downgrade ("a DRR core is created if none exists"), and
+   * sized the same way. Done here rather than on the management core's next check, so that no
+   * request waits on a platform's idle poll: the decision is handed out by the next `complete` or
+   * `manage`.
+   */
+  #recreateDrrCore(now: number): void {
+    if (this.policy !== 'hybrid') return;
+    const core = this.#lastFcfsCoreId();
+    if (core < 0) return;
+    this.#assignRole(core, 'drr');
+    const sizing = this.#checkAutoscale(now, true);
+    const moved = sizing?.kind === 'scale' ? [core, ...sizing.cores] : [core];
+    const decision = this.#scaleDecision(
+      moved,
+      'fcfs',
+      'drr',
+      now,
+      this.#groupUtilization('fcfs'),
+      this.#groupUtilization('drr'),
+      `a DRR actor has a request waiting and no DRR core, so core(s) ${moved.join(', ')} move to DRR`,
+    );
+    this.#pendingDecisions = appendDecision(this.#pendingDecisions, decision);
   }
 
   /**
