@@ -188,7 +188,8 @@ async function runPoint(
       const measured = await drive();
       const after = await Promise.all(admins.map((a) => nodeStats(a.admin)));
       const latencies = [...measured.latenciesUs].sort((a, b) => a - b);
-      const avgLatencyUs = latencies.reduce((sum, v) => sum + v, 0) / Math.max(1, latencies.length);
+      const avgLatencyUs =
+        latencies.length === 0 ? null : latencies.reduce((sum, v) => sum + v, 0) / latencies.length;
       const throughputMops = measured.operations / measured.seconds / 1e6;
       const windowNs = measured.seconds * 1e9;
       const roles = new Map<
@@ -225,7 +226,7 @@ async function runPoint(
           throughputMops,
           perCoreMops: hostCores > 0 ? throughputMops / hostCores : null,
           avgLatencyUs,
-          p99LatencyUs: percentile(latencies, 0.99),
+          p99LatencyUs: latencies.length === 0 ? null : percentile(latencies, 0.99),
           capacityMops: throughputMops,
           answered: measured.operations,
           refused: 0,

@@ -213,8 +213,9 @@ export interface AppOffloadRow {
   readonly throughputMops: number;
   /** throughputMops / hostCores; null when no host core worked. */
   readonly perCoreMops: number | null;
-  readonly avgLatencyUs: number;
-  readonly p99LatencyUs: number;
+  /** Latency of the answered requests; null when none was answered (no latency, not 0 µs). */
+  readonly avgLatencyUs: number | null;
+  readonly p99LatencyUs: number | null;
   /** This placement's capacity from the closed-loop probe, requests/s ÷ 1e6. */
   readonly capacityMops: number;
   readonly answered: number;
@@ -343,8 +344,9 @@ export function runAppOffload(options: AppOffloadOptions): AppOffloadResult {
           offeredMops: round(offeredPerSec / 1e6, 4),
           throughputMops: round(throughputMops, 4),
           perCoreMops: perRole.hostCores > 0 ? round(throughputMops / perRole.hostCores, 4) : null,
-          avgLatencyUs: round(measure.recorder.meanNs / 1000, 3),
-          p99LatencyUs: round(measure.recorder.percentileNs(99) / 1000, 3),
+          avgLatencyUs: measure.recorder.answered === 0 ? null : round(measure.recorder.meanNs / 1000, 3),
+          p99LatencyUs:
+            measure.recorder.answered === 0 ? null : round(measure.recorder.percentileNs(99) / 1000, 3),
           capacityMops: round((capacity.get(placement) ?? 0) / 1e6, 4),
           answered: measure.recorder.answered,
           refused: measure.recorder.refused,

@@ -44,9 +44,13 @@ export interface SchedulerPoint {
   readonly offeredRps: number;
   readonly answered: number;
   readonly refused: number;
-  readonly meanUs: number;
-  readonly p50Us: number;
-  readonly p99Us: number;
+  /**
+   * Latency of the answered requests (mean, percentiles); null when none was answered (a point too
+   * short to complete one): there is no latency, and a 0 would read as an instant answer.
+   */
+  readonly meanUs: number | null;
+  readonly p50Us: number | null;
+  readonly p99Us: number | null;
   readonly downgrades: number;
   readonly upgrades: number;
 }
@@ -168,9 +172,9 @@ function runPoint(
     offeredRps,
     answered: recorder.answered,
     refused: recorder.refused,
-    meanUs: recorder.meanNs / 1000,
-    p50Us: recorder.percentileNs(50) / 1000,
-    p99Us: recorder.percentileNs(99) / 1000,
+    meanUs: recorder.answered === 0 ? null : recorder.meanNs / 1000,
+    p50Us: recorder.answered === 0 ? null : recorder.percentileNs(50) / 1000,
+    p99Us: recorder.answered === 0 ? null : recorder.percentileNs(99) / 1000,
     downgrades: node.decisions.filter((d) => d.kind === 'downgrade').length,
     upgrades: node.decisions.filter((d) => d.kind === 'upgrade').length,
   };

@@ -78,6 +78,13 @@ const NO_DECISIONS: readonly Decision[] = Object.freeze([]);
 const BOUNCE_WINDOW_SETTLES = 8;
 const BOUNCE_FIRST_BACKOFF_SETTLES = 4;
 const BOUNCE_MAX_DOUBLINGS = 5;
+/**
+ * A DRR group with no work for this many settle periods gives its cores back to FCFS
+ * (`#checkDrrCores`). One settle period was a gap in ordinary Poisson traffic: a downgraded actor
+ * at 5 k req/s (one request every 200 µs) lost and regained its core every ~30 ms with a 1 ms
+ * settle period; eight make a gap that long rarer than e^−40 at that rate.
+ */
+const DRR_IDLE_SETTLES = 8;
 const NS_PER_SECOND = 1e9;
 
 class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
@@ -198,6 +205,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
    * FCFS requests last completed.
    */
   readonly #fcfsLatency: Ewma;
+  /**
+   * The DRR group's request latency (reported in `view()`; no decision reads it). Bounded in time
+   * like the FCFS latency (`#boundLatencyInTime`): it moves only when DRR cores complete, and
+   * once the DRR group had no work (its actors upgraded, or quiet) it showed a burst's latency
+   * for ever.
+   */
   readonly #drrLatency: Ewma;
   #windowStartNs = 0;
   /** `settings.windowNs` (settings are frozen): read on every clock advance. */
@@ -215,6 +228,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #fcfsWindowLatencySumNs = 0;
   /** `#fcfsLatency.samples` when the open statistics window began. */
   #fcfsSamplesAtWindowStart = 0;
+  /** The same three for the DRR group's latency. */
+  #drrWindowCompletions = 0;
+  #drrWindowLatencySumNs = 0;
+  #drrSamplesAtWindowStart = 0;
   /** 1 − `windowEwmaWeight`: how much of the FCFS latency mean one window may leave standing. */
   readonly #retainedPerWindow: number = 0;
   /**
@@ -227,6 +244,17 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #sinceMoveRetained = 0;
   #sinceMoveFromSamples = 0;
   #lastScaleNs = Number.NEGATIVE_INFINITY;
+  /**
+   * The last time the DRR group had work: a request pushed into a DRR actor's mailbox, a DRR
+   * completion, a downgrade. DRR cores go back to FCFS after DRR_IDLE_SETTLES settle periods
+   * without any (`#checkDrrCores`).
+   */
+  #drrLastActiveNs = Number.NEGATIVE_INFINITY;
+  /**
+   * Decisions taken where no decision can be returned (a take: a DRR core recreated for a request
+   * that reached a DRR mailbox), handed out by the next `complete` or `manage`.
+   */
+  #pendingDecisions: Decision[] | null = null;
   #migrationsInFlight = 0;
   /** Cores per effective role (pending role if one is set), kept current by #assignRole. */
   #fcfsCores = 0;
@@ -390,6 +418,8 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
         return { kind: 'buffered', request };
       case 'drr':
         actor.mailbox.push(request);
+        this.#drrLastActiveNs = now;
+        if (this.#drrCores === 0) this.#recreateDrrCore(now);
         return { kind: 'mailbox', request };
       case 'fcfs':
         if (this.#heldElsewhere(actor, core) || (actor.exclusive && !actor.mailbox.isEmpty())) {
@@ -426,6 +456,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       if (actor.mode === 'fcfs' || actor.mode === 'drr') {
         actor.mailbox.unshift(request);
         if (actor.mode === 'fcfs') this.#markReady(actor);
+        else if (this.#drrCores === 0) this.#recreateDrrCore(now);
       } else if (actor.mode === 'migrating') actor.buffered.unshift(request);
       else this.#shared.unshift(request);
     }
@@ -464,6 +495,9 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     let decisions: Decision[] | null = null;
     if (core.role === 'drr') {
       this.#drrLatency.add(latencyNs);
+      this.#drrWindowCompletions++;
+      this.#drrWindowLatencySumNs += latencyNs;
+      this.#drrLastActiveNs = now;
       if (actor.mode === 'drr') this.#drr.charge(actor, execNs);
       const mailboxDecision = this.#checkMailboxOverflow(actor, now);
       if (mailboxDecision) decisions = [mailboxDecision];
@@ -481,6 +515,10 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (core.id === this.settings.managementCoreId) {
       const managed = this.manage(now);
       if (managed.length > 0) decisions = decisions ? decisions.concat(managed) : [...managed];
+    }
+    if (this.#pendingDecisions !== null) {
+      decisions = decisions ? this.#pendingDecisions.concat(decisions) : this.#pendingDecisions;
+      this.#pendingDecisions = null;
     }
     return decisions ?? NO_DECISIONS;
   }
@@ -500,6 +538,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (migration) decisions = [migration];
     const scale = s.enableAutoscale ? this.#checkAutoscale(now) : null;
     if (scale) decisions = appendDecision(decisions, scale);
+    const drrCores = s.enableDowngrade && this.#drr.size > 0 ? this.#checkDrrCores(now) : null;
+    if (drrCores) decisions = appendDecision(decisions, drrCores);
+    if (this.#pendingDecisions !== null) {
+      decisions = decisions ? this.#pendingDecisions.concat(decisions) : this.#pendingDecisions;
+      this.#pendingDecisions = null;
+    }
     return decisions ?? NO_DECISIONS;
   }
 
@@ -741,6 +785,7 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     this.#setMode(candidate, 'drr');
     this.#drr.add(candidate);
     this.#lastModeChangeNs = now;
+    this.#drrLastActiveNs = now;
     // "A DRR core is created if none exists" — then sized at once to the load the actor brings
     // (its µᵢ·rateᵢ is known from its FCFS time), rather than waiting for the 95% rule.
     if (this.#countRole('drr') === 0) this.#assignRole(this.#lastFcfsCoreId(), 'drr');
@@ -941,6 +986,64 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   }
 
   /**
+   * No DRR core for a DRR group that has had no work for DRR_IDLE_SETTLES settle periods.
+   *
+   * A downgraded actor returns to FCFS only on its own evidence (decision 2): its dispersion, an
+   * EWMA of its execution times, falls only as its requests run. One that goes quiet keeps its
+   * dispersion, stays in DRR, and — upgrades being checked on DRR completions, and auto-scaling
+   * never taking a group's last core — kept its DRR core idle for ever: a NIC of n cores served
+   * its FCFS load with n − 1 (docs/scheduler.md, decision 13). So a quiet DRR group gives its
+   * cores back to FCFS, its actors staying in DRR (their dispersion is still the best evidence of
+   * what their requests cost); the next request that reaches one of their mailboxes creates a DRR
+   * core again (`#recreateDrrCore`).
+   */
+  #checkDrrCores(now: number): Decision | null {
+    const m = this.#countRole('drr');
+    const idleNs = now - this.#drrLastActiveNs;
+    if (m === 0 || idleNs < DRR_IDLE_SETTLES * this.settings.settleNs || this.#drr.hasBacklog()) return null;
+    for (const core of this.#cores) if (core.role === 'drr' && core.current !== null) return null;
+    const moved = this.#moveCores('drr', 'fcfs', m);
+    if (moved.length === 0) return null;
+    this.#lastScaleNs = now;
+    return this.#scaleDecision(
+      moved,
+      'drr',
+      'fcfs',
+      now,
+      this.#groupUtilization('fcfs'),
+      0,
+      `the DRR group has had no work for ${us(idleNs)}, so core(s) ${moved.join(', ')} return to FCFS ` +
+        '(its actors stay in DRR)',
+    );
+  }
+
+  /**
+   * A request reached a DRR actor's mailbox and no DRR core exists (the group had given its cores
+   * back): one is created at once, as at a downgrade ("a DRR core is created if none exists"), and
+   * sized the same way. Done here rather than on the management core's next check, so that no
+   * request waits on a platform's idle poll: the decision is handed out by the next `complete` or
+   * `manage`.
+   */
+  #recreateDrrCore(now: number): void {
+    if (this.policy !== 'hybrid') return;
+    const core = this.#lastFcfsCoreId();
+    if (core < 0) return;
+    this.#assignRole(core, 'drr');
+    const sizing = this.#checkAutoscale(now, true);
+    const moved = sizing?.kind === 'scale' ? [core, ...sizing.cores] : [core];
+    const decision = this.#scaleDecision(
+      moved,
+      'fcfs',
+      'drr',
+      now,
+      this.#groupUtilization('fcfs'),
+      this.#groupUtilization('drr'),
+      `a DRR actor has a request waiting and no DRR core, so core(s) ${moved.join(', ')} move to DRR`,
+    );
+    this.#pendingDecisions = appendDecision(this.#pendingDecisions, decision);
+  }
+
+  /**
    * µ+3σ of the execution times of the FCFS actors other than `excluded`, as one mixture weighted
    * by each actor's rate (its sample count before rates exist). NaN when no other actor has data.
    */
@@ -1094,18 +1197,82 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (latency.samples === 0) return;
     const sinceMove = this.#sinceMoveRetained * latency.retainedSince(this.#sinceMoveFromSamples);
     this.#sinceMoveFromSamples = latency.samples;
+    const weight = this.#boundLatencyInTime(
+      latency,
+      fromSamples,
+      completions,
+      latencySumNs,
+      windowEndNs,
+      windows,
+      oldestHeldArrivalNs,
+    );
+    this.#sinceMoveRetained = sinceMove * (1 - weight);
+  }
+
+  /**
+   * The DRR group's latency, bounded in time by the same rule as the FCFS latency's (readings: the
+   * window's DRR completions' mean latency, else the age of the oldest request a DRR actor holds,
+   * else 0). Only `view()` reads it.
+   */
+  #boundDrrLatencyInTime(windowEndNs: number, windows: number, oldestHeldArrivalNs: number): void {
+    const latency = this.#drrLatency;
+    const completions = this.#drrWindowCompletions;
+    const latencySumNs = this.#drrWindowLatencySumNs;
+    const fromSamples = this.#drrSamplesAtWindowStart;
+    this.#drrWindowCompletions = 0;
+    this.#drrWindowLatencySumNs = 0;
+    this.#drrSamplesAtWindowStart = latency.samples;
+    if (latency.samples === 0) return;
+    this.#boundLatencyInTime(
+      latency,
+      fromSamples,
+      completions,
+      latencySumNs,
+      windowEndNs,
+      windows,
+      oldestHeldArrivalNs,
+    );
+  }
+
+  /**
+   * Leaves at most 1 − `windowEwmaWeight` per window (`windows` of them) of `latency`'s estimate
+   * as it stood after `fromSamples` samples: where the window's completions did not move it that
+   * far, the rest of the weight goes to the window's reading (its completions' mean latency; with
+   * none, the age of the oldest held request; with none held, 0). Returns that weight (0 when the
+   * completions sufficed).
+   */
+  #boundLatencyInTime(
+    latency: Ewma,
+    fromSamples: number,
+    completions: number,
+    latencySumNs: number,
+    windowEndNs: number,
+    windows: number,
+    oldestHeldArrivalNs: number,
+  ): number {
     const bySamples = latency.retainedSince(fromSamples);
     const allowed = windows === 1 ? this.#retainedPerWindow : this.#retainedPerWindow ** windows;
-    if (bySamples <= allowed) {
-      this.#sinceMoveRetained = sinceMove;
-      return;
-    }
+    if (bySamples <= allowed) return 0;
     const weight = 1 - allowed / bySamples;
     let readingNs = 0;
     if (completions > 0) readingNs = latencySumNs / completions;
     else if (oldestHeldArrivalNs < windowEndNs) readingNs = windowEndNs - oldestHeldArrivalNs;
     latency.observe(readingNs, weight);
-    this.#sinceMoveRetained = sinceMove * (1 - weight);
+    return weight;
+  }
+
+  /** The arrival time of the oldest request the DRR side holds (its actors' mailboxes, its cores). */
+  #oldestDrrHeldArrivalNs(): number {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const core of this.#cores) {
+      if (core.role === 'drr' && core.currentRequest !== null && core.currentRequest.arrivalNs < oldest)
+        oldest = core.currentRequest.arrivalNs;
+    }
+    for (const actor of this.#drr.members()) {
+      const head = actor.mailbox.peek();
+      if (head !== undefined && head.arrivalNs < oldest) oldest = head.arrivalNs;
+    }
+    return oldest;
   }
 
   /** The arrival time of the oldest request the FCFS side holds, or +∞ when it holds none. */
@@ -1276,6 +1443,13 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       this.#boundFcfsLatencyInTime(windowEnd, 1, oldestHeld);
       if (closing > 1)
         this.#boundFcfsLatencyInTime(windowEnd + (closing - 1) * windowNs, closing - 1, oldestHeld);
+      // The DRR group is empty in most runs: nothing to keep current until it has had a sample.
+      if (this.#drrLatency.samples > 0) {
+        const oldestDrrHeld = this.#oldestDrrHeldArrivalNs();
+        this.#boundDrrLatencyInTime(windowEnd, 1, oldestDrrHeld);
+        if (closing > 1)
+          this.#boundDrrLatencyInTime(windowEnd + (closing - 1) * windowNs, closing - 1, oldestDrrHeld);
+      }
       this.#windowStartNs += closing * windowNs;
     }
   }

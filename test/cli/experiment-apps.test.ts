@@ -45,8 +45,8 @@ const ROW_SHAPE: Record<string, 'number' | 'string' | 'number|null'> = {
   placement: 'string',
   hostCores: 'number',
   perCoreMops: 'number|null',
-  avgLatencyUs: 'number',
-  p99LatencyUs: 'number',
+  avgLatencyUs: 'number|null',
+  p99LatencyUs: 'number|null',
   throughputMops: 'number',
   offeredMops: 'number',
 };

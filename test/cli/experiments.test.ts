@@ -172,11 +172,18 @@ test('experiment scheduler with a duration too short to complete a request: the 
   const out = mkdtempSync(join(tmpdir(), 'ipipe-cli-'));
   const run = ipipe(...TOO_SHORT_SCHEDULER, '--loads', '0.1', '--out', out, '--json');
   assert.equal(run.code, 0, run.stderr);
-  const document = JSON.parse(run.stdout) as { results: { p99Us: number }[] };
+  const document = JSON.parse(run.stdout) as {
+    results: { answered: number; meanUs: number | null; p50Us: number | null; p99Us: number | null }[];
+  };
   assert.ok(document.results.length > 0);
+  // No request completed: no latency, null — not a 0 µs that reads as an instant answer.
+  for (const point of document.results) {
+    assert.equal(point.answered, 0);
+    assert.deepEqual([point.meanUs, point.p50Us, point.p99Us], [null, null, null], JSON.stringify(point));
+  }
   assert.match(
     run.stderr,
-    /chart p99 not written: every point completed no request \(latency 0\); use a longer --duration/,
+    /chart p99 not written: every point completed no request \(no latency\); use a longer --duration/,
   );
 });
 

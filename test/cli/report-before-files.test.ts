@@ -4,7 +4,7 @@
  * chart (src/cli/report-files.ts): a bad --out or a short run loses nothing on stdout.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -49,8 +49,21 @@ test('experiment rkv with a --duration too short to answer anything: report, not
       files.filter((f) => !f.endsWith('.svg')),
       ['rkv-liquidio-cn2350.csv', 'rkv-liquidio-cn2350.json'],
     );
-    assert.ok(files.includes('rkv-liquidio-cn2350-p99-latency.svg'), files.join(', '));
+    // No latency chart of 0 µs bars: no point has a latency to draw.
+    assert.ok(!files.some((f) => f.includes('p99-latency')), `no empty latency chart: ${files.join(', ')}`);
     assert.ok(!files.some((f) => f.includes('per-core')), `no empty per-core chart: ${files.join(', ')}`);
+    assert.match(run.stderr, /chart p99-latency not written: every point measured nothing/);
+    // In the JSON and CSV too: no latency is null (an empty cell), not 0.
+    const document = JSON.parse(readFileSync(join(out, 'rkv-liquidio-cn2350.json'), 'utf8')) as {
+      results: { answered: number; avgLatencyUs: number | null; p99LatencyUs: number | null }[];
+    };
+    const silent = document.results.filter((r) => r.answered === 0);
+    assert.equal(silent.length, 4, JSON.stringify(document.results));
+    for (const row of silent) assert.deepEqual([row.avgLatencyUs, row.p99LatencyUs], [null, null]);
+    const [header, ...rows] = readFileSync(join(out, 'rkv-liquidio-cn2350.csv'), 'utf8').trim().split('\n');
+    const column = (header ?? '').split(',').indexOf('p99LatencyUs');
+    assert.ok(column >= 0, header);
+    for (const row of rows) assert.equal(row.split(',')[column], '', row);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

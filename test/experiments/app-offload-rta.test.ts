@@ -45,7 +45,13 @@ test(`RTA rows: one per (worker, packet size, placement) with every field (seed 
   );
   for (const row of result.results) {
     assert.ok(row.throughputMops > 0, JSON.stringify(row));
-    assert.ok(row.avgLatencyUs > 0 && row.p99LatencyUs >= row.avgLatencyUs * 0.5, JSON.stringify(row));
+    assert.ok(
+      row.avgLatencyUs !== null &&
+        row.p99LatencyUs !== null &&
+        row.avgLatencyUs > 0 &&
+        row.p99LatencyUs >= row.avgLatencyUs * 0.5,
+      JSON.stringify(row),
+    );
     // Both placements are offered the same load at a size, and it is below both capacities.
     const peer = result.results.find((r) => r.packetSize === row.packetSize && r.placement !== row.placement);
     assert.equal(row.offeredMops, peer?.offeredMops);

@@ -23,7 +23,10 @@ test('same seed, same scheduler comparison; another seed, another run', () => {
   assert.deepEqual(second, first);
   assert.notDeepEqual(other.results, first.results);
   for (const point of first.results) {
-    assert.ok(point.answered > 0 && point.p50Us <= point.p99Us, JSON.stringify(point));
+    assert.ok(
+      point.answered > 0 && point.p50Us !== null && point.p99Us !== null && point.p50Us <= point.p99Us,
+      JSON.stringify(point),
+    );
   }
 });
 

@@ -213,7 +213,7 @@ async function appCharts(
     notes: [
       ...rendered.notes,
       `${silent} of ${rows.length} point(s) answered no request in the measured ${options.durationNs / 1e6} ms: ` +
-        `their latencies read "${NO_DATA}" (in the JSON and CSV: 0, with answered 0), their throughput and cores are 0 ` +
+        `their latencies read "${NO_DATA}" (in the JSON null, in the CSV empty), their throughput and cores are 0 ` +
         'and they have no per-core throughput (no chart where none has); use a longer --duration',
     ],
   };
@@ -265,9 +265,9 @@ export function renderAppExperiment(result: AppOffloadResult): string {
         kilo(r.offeredMops),
         kilo(r.throughputMops),
         r.perCoreMops === null ? '—' : kilo(r.perCoreMops),
-        // No request answered: no latency to show (the row's 0 is no measurement).
-        r.answered === 0 ? NO_DATA : r.avgLatencyUs,
-        r.answered === 0 ? NO_DATA : r.p99LatencyUs,
+        // No request answered: no latency to show.
+        r.avgLatencyUs ?? NO_DATA,
+        r.p99LatencyUs ?? NO_DATA,
         r.migrations,
       ]),
     ),

@@ -55,7 +55,7 @@ export async function schedulerExperimentCommand(
   bar.done();
   const rows = result.results.map((r) => ({ ...r }));
   const subtitle = `${describe(distribution)}, ${result.actors} actors, seed ${result.seed}`;
-  // A point too short to complete a request has a latency of 0, which a log axis cannot draw.
+  // A point too short to complete a request has no latency (null): its chart leaves it out.
   const latencyChart = (field: 'p99Us' | 'p50Us', label: string): PlannedChart<(typeof rows)[number]> => ({
     name: field === 'p99Us' ? 'p99' : 'p50',
     rows,
@@ -74,7 +74,7 @@ export async function schedulerExperimentCommand(
   });
   const charts = await renderCharts(
     [latencyChart('p99Us', 'p99'), latencyChart('p50Us', 'p50')],
-    'completed no request (latency 0)',
+    'completed no request (no latency)',
     'use a longer --duration',
   );
   const silent = result.results.filter((r) => r.answered === 0).length;
@@ -84,7 +84,7 @@ export async function schedulerExperimentCommand(
       : [
           ...charts.notes,
           `${silent} of ${result.results.length} point(s) completed no request in the measured ${options.durationNs / 1e6} ms: ` +
-            `their latencies read "${NO_DATA}" (in the JSON and CSV: 0, with answered 0); use a longer --duration`,
+            `their latencies read "${NO_DATA}" (in the JSON null, in the CSV empty); use a longer --duration`,
         ];
   await reportThenWrite({
     json: options.json,
@@ -127,8 +127,8 @@ export function renderScheduler(result: SchedulerComparisonResult): string {
         ...schedulers.flatMap((s): (string | number)[] => {
           const point = result.results.find((r) => r.load === load && r.scheduler === s);
           if (point === undefined) return [Number.NaN, Number.NaN];
-          // No request completed: there is no latency to show (the result's 0 is no measurement).
-          return point.answered === 0 ? [NO_DATA, NO_DATA] : [point.p50Us, point.p99Us];
+          // No request completed: there is no latency to show.
+          return [point.p50Us ?? NO_DATA, point.p99Us ?? NO_DATA];
         }),
       ]),
     ),

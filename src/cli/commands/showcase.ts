@@ -14,7 +14,7 @@ import { type EchoCostResult, type EchoServerKind, runEchoCost } from '../../exp
 import { type LiveShowcaseResult, runLiveShowcase } from '../../experiments/live-showcase.ts';
 import { type RkvLiveShowcaseResult, runRkvLiveShowcase } from '../../experiments/rkv-live-showcase.ts';
 import { DEFAULT_WALKTHROUGH, runSchedulerWalkthrough } from '../../experiments/scheduler-walkthrough.ts';
-import { paint, progressBar, table, writeJson, writeOut } from '../output.ts';
+import { NO_DATA, paint, progressBar, table, writeJson, writeOut } from '../output.ts';
 import { renderWalkthrough } from './walkthrough.ts';
 
 export interface ShowcaseOptions {
@@ -200,8 +200,8 @@ export function renderApps(result: AppsShowcaseResult): string {
         cores(r.hostOnly.hostCores),
         cores(r.offloaded.hostCores),
         cores(r.hostOnly.hostCores - r.offloaded.hostCores),
-        r.hostOnly.p99LatencyUs.toFixed(0),
-        r.offloaded.p99LatencyUs.toFixed(0),
+        r.hostOnly.p99LatencyUs?.toFixed(0) ?? NO_DATA,
+        r.offloaded.p99LatencyUs?.toFixed(0) ?? NO_DATA,
         r.offloaded.migrations,
       ]),
     ),
