@@ -70,8 +70,11 @@ import {
   IN_PREPARE,
   IN_REPLY,
   IN_STOPPING,
+  isSettled,
   ledgerAt,
+  MESSAGE_LEDGER_BYTES,
   MESSAGE_LEDGER_SLOTS,
+  nextMessageId,
   OUT_DECISION,
   OUT_FORWARD,
   OUT_LATENCY,
@@ -98,6 +101,7 @@ import {
   SLOT_RUNNING_SINCE_MS,
   SLOT_WORK_CONSUMED,
   SOCKET_CORE_DROP_REASONS,
+  sequenceDelta,
   socketCoreSlots,
   TO_HOST,
   TO_NIC,
@@ -234,7 +238,7 @@ export class SocketCoreController implements NicDomain {
   readonly #dedup: SharedDedupMemory;
   /** The message ledger (socket-core-protocol.ts): which messages sent to a core it settled. */
   readonly #ledgerBuffer: SharedArrayBuffer;
-  readonly #ledger: Float64Array;
+  readonly #ledger: Int32Array;
   /**
    * Copies of the messages (IN_ARRIVE, timers aside) sent to core 0 that the ledger does not say
    * settled yet, by id, oldest first: a replacement gets again those the killed core took and never
@@ -316,8 +320,8 @@ export class SocketCoreController implements NicDomain {
       DEDUP_ENTRIES,
       Math.max(DEDUP_REPLY_BYTES, 8 * (options.maxFrameBytes + 8)),
     );
-    this.#ledgerBuffer = new SharedArrayBuffer(2 * MESSAGE_LEDGER_SLOTS * 8);
-    this.#ledger = new Float64Array(this.#ledgerBuffer);
+    this.#ledgerBuffer = new SharedArrayBuffer(MESSAGE_LEDGER_BYTES);
+    this.#ledger = new Int32Array(this.#ledgerBuffer);
   }
 
   static async start(options: SocketCoreControllerOptions, link: ChannelLink): Promise<SocketCoreController> {
@@ -671,18 +675,26 @@ export class SocketCoreController implements NicDomain {
    * Writes a work item to the core, behind any held back. Never blocks: the core may itself be
    * waiting for room in its result ring, which only this thread drains.
    */
-  #post(item: Uint8Array): void {
+  #post(item: Uint8Array, owned = false): void {
     const core = this.#core;
-    if (core !== undefined && !this.#replacing && this.#pending.length === 0 && this.#write(core, item)) {
+    if (
+      core !== undefined &&
+      !this.#replacing &&
+      this.#pending.length === 0 &&
+      this.#write(core, item, owned)
+    ) {
       this.#flushSoon();
       return;
     }
-    this.#pending.push(item.slice());
+    this.#pending.push(owned ? item : item.slice());
     this.#armPendingRetry();
   }
 
-  /** Writes `item` to `core`'s ring, keeping a copy until the core has taken it (`#written`). */
-  #write(core: CoreThread, item: Uint8Array): boolean {
+  /**
+   * Writes `item` to `core`'s ring, keeping a copy until the core has taken it (`#written`);
+   * `owned`: `item` is already a copy nobody changes, kept as it is.
+   */
+  #write(core: CoreThread, item: Uint8Array, owned = false): boolean {
     if (!core.work.tryWrite(item)) return false;
     const consumed = this.#counters[SLOT_WORK_CONSUMED] as number;
     if (consumed > this.#writtenBase) {
@@ -690,7 +702,7 @@ export class SocketCoreController implements NicDomain {
       this.#written.splice(0, taken);
       this.#writtenBase += taken;
     }
-    this.#written.push(item.slice());
+    this.#written.push(owned ? item : item.slice());
     return true;
   }
 
@@ -716,7 +728,7 @@ export class SocketCoreController implements NicDomain {
     }
     const retaken: Uint8Array[] = [];
     for (const [id, item] of this.#messages) {
-      if (this.#settled(id, forwardsRead)) {
+      if (isSettled(this.#ledger, id, forwardsRead)) {
         this.#messages.delete(id);
         continue;
       }
@@ -747,7 +759,7 @@ export class SocketCoreController implements NicDomain {
     const core = this.#core;
     if (core === undefined || this.#replacing) return;
     let sent = 0;
-    while (sent < this.#pending.length && this.#write(core, this.#pending[sent] as Uint8Array)) sent++;
+    while (sent < this.#pending.length && this.#write(core, this.#pending[sent] as Uint8Array, true)) sent++;
     if (sent > 0) {
       this.#pending.splice(0, sent);
       core.work.flush();
@@ -773,7 +785,11 @@ export class SocketCoreController implements NicDomain {
 
   #arrive(actor: ActorId, timerId: number, origin: Origin, message: Uint8Array): void {
     // A timer is not numbered: a replacement re-arms the actor's pending timers from its heap.
-    const id = timerId === 0 ? ++this.#lastMessageId : 0;
+    let id = 0;
+    if (timerId === 0) {
+      id = nextMessageId(this.#lastMessageId);
+      this.#lastMessageId = id;
+    }
     const out = this.#out.reset();
     out.u8(IN_ARRIVE);
     out.u32(actor);
@@ -781,30 +797,33 @@ export class SocketCoreController implements NicDomain {
     out.f64(id);
     out.origin(origin);
     out.bytesField(message);
-    if (id !== 0) this.#keepMessage(id, out.frame.slice());
-    this.#post(out.frame);
+    // One copy serves the ring's bookkeeping and the ledger's (#post keeps it as it is).
+    const item = out.frame.slice();
+    if (id !== 0) this.#keepMessage(id, item);
+    this.#post(item, true);
   }
 
   /** Keeps message `id` until the ledger says the core settled it (see `#messages`). */
   #keepMessage(id: number, item: Uint8Array): void {
-    const messages = this.#messages;
-    for (const oldest of messages.keys()) {
-      if (oldest > id - MESSAGE_LEDGER_SLOTS && !this.#settled(oldest, this.#forwardsRead)) break;
-      messages.delete(oldest);
-    }
-    messages.set(id, item);
+    this.#pruneMessages();
+    this.#messages.set(id, item);
   }
 
   /**
-   * Whether the ledger says message `id` was run, refused, or forwarded in a record the controller
-   * read (`forwardsRead`: how many it read from the core that forwarded it).
+   * Lets go of the oldest kept messages the ledger says are settled, up to the first that is not,
+   * and of any more than MESSAGE_LEDGER_SLOTS ids older than the newest (its slot is reused).
+   * Also run by the watchdog's tick, so that copies do not wait for the next message.
    */
-  #settled(id: number, forwardsRead: number): boolean {
-    const ledger = this.#ledger;
-    const at = ledgerAt(id);
-    if (ledger[at] !== id) return false;
-    const forwardNumber = ledger[at + 1] as number;
-    return forwardNumber === 0 || forwardNumber <= forwardsRead;
+  #pruneMessages(): void {
+    const messages = this.#messages;
+    for (const oldest of messages.keys()) {
+      if (
+        sequenceDelta(this.#lastMessageId, oldest) < MESSAGE_LEDGER_SLOTS &&
+        !isSettled(this.#ledger, oldest, this.#forwardsRead)
+      )
+        break;
+      messages.delete(oldest);
+    }
   }
 
   /** A reply (or error body) to a client, sent by the core from the node's port. */
@@ -1173,6 +1192,7 @@ export class SocketCoreController implements NicDomain {
    */
   #checkWatchdog(): void {
     if (this.#replacing || this.#stopped) return;
+    if (this.#messages.size > 0) this.#pruneMessages();
     const counters = this.#counters;
     const generation = counters[SLOT_RUNNING_GENERATION] as number;
     if (generation % 2 === 1) return; // a handler is starting: read again next time

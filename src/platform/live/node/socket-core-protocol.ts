@@ -59,21 +59,66 @@ export const OUT_MOVED = 14;
 export const OUT_LATENCY = 15;
 
 /**
- * The message ledger: a Float64Array over a SharedArrayBuffer of MESSAGE_LEDGER_SLOTS pairs, which
+ * The message ledger: an Int32Array over a SharedArrayBuffer of MESSAGE_LEDGER_SLOTS pairs, which
  * the controller creates and every core (a replacement too) attaches. The controller numbers each
- * message it sends a core (IN_ARRIVE, timers aside: a replacement re-arms those from the heap) and
- * keeps a copy until the ledger says the core settled it; message `id` has the pair at
- * `2 * (id % MESSAGE_LEDGER_SLOTS)`: [the id, 0 or the forward's number]. The core writes it when
- * the message's handler starts (before: a handler the watchdog kills is never run again), when it
- * is dropped or refused, and when it is forwarded to the host (the k-th OUT_FORWARD: k, stored
- * first), so that a replacement gets, once, what the killed core took and never settled — messages
- * queued in its scheduler or buffered for a migration, and forwards the controller never read.
+ * message it sends a core (IN_ARRIVE, timers aside: a replacement re-arms those from the heap;
+ * `nextMessageId`, wrapping at 2^32) and keeps a copy until the ledger says the core settled it;
+ * message `id` has the pair at `ledgerAt(id)`: [the id, 0 or the forward's number]. The core marks
+ * it (`markSettled`) when the message's handler starts (before: a handler the watchdog kills is
+ * never run again), when it is dropped or refused, and when it is forwarded to the host (the k-th
+ * OUT_FORWARD: k), so that a replacement gets, once, what the killed core took and never settled —
+ * messages queued in its scheduler or buffered for a migration, and forwards the controller never
+ * read. The id is stored with `Atomics.store` after the forward number, and read with
+ * `Atomics.load` before it, so a reader that sees the id sees its forward number.
  */
 export const MESSAGE_LEDGER_SLOTS = 65_536;
 
+/** Bytes of the ledger's SharedArrayBuffer. */
+export const MESSAGE_LEDGER_BYTES = 2 * MESSAGE_LEDGER_SLOTS * Int32Array.BYTES_PER_ELEMENT;
+
 /** Where message `id`'s pair starts in the ledger. */
 export function ledgerAt(id: number): number {
-  return 2 * (id % MESSAGE_LEDGER_SLOTS);
+  return 2 * (id & (MESSAGE_LEDGER_SLOTS - 1));
+}
+
+/** The id after `last`: 1 … 2^32 − 1, then 1 again (0 means "not numbered"). */
+export function nextMessageId(last: number): number {
+  const next = (last + 1) >>> 0;
+  return next === 0 ? 1 : next;
+}
+
+/**
+ * `a − b` for message ids and forward numbers, which wrap at 2^32: > 0 when `a` came after `b`
+ * (meaningful while they are within 2^31 of each other).
+ */
+export function sequenceDelta(a: number, b: number): number {
+  return (a - b) | 0;
+}
+
+/**
+ * The core's mark: message `id` is done with here (`forwardNumber` 0: run or refused; else the
+ * number of its OUT_FORWARD). A slot a newer message already owns is left alone: the controller let
+ * this one's copy go when it numbered that one (its window is MESSAGE_LEDGER_SLOTS), and writing
+ * over the newer mark would make that message look unsettled — a replacement would run it again.
+ */
+export function markSettled(ledger: Int32Array, id: number, forwardNumber: number): void {
+  const at = ledgerAt(id);
+  const owner = Atomics.load(ledger, at);
+  if (owner !== 0 && sequenceDelta(owner, id) > 0) return;
+  // A forward number that wraps to 0 would read as "run": 1 only makes the controller wait longer.
+  ledger[at + 1] = forwardNumber === 0 ? 0 : forwardNumber | 0 || 1;
+  Atomics.store(ledger, at, id | 0);
+}
+
+/**
+ * The controller's reading: whether message `id` was run, refused, or forwarded in a record it
+ * read (`forwardsRead`: how many it read from the core that forwarded it).
+ */
+export function isSettled(ledger: Int32Array, id: number, forwardsRead: number): boolean {
+  const at = ledgerAt(id);
+  if (Atomics.load(ledger, at) !== (id | 0)) return false;
+  const forwardNumber = ledger[at + 1] as number;
+  return forwardNumber === 0 || sequenceDelta(forwardNumber, forwardsRead) <= 0;
 }
 
 /** Domains on the wire of these rings. */

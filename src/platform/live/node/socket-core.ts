@@ -53,7 +53,7 @@ import {
   IN_REPLY,
   IN_STOPPING,
   ipv4ToU32,
-  ledgerAt,
+  markSettled,
   OUT_DECISION,
   OUT_FORWARD,
   OUT_LATENCY,
@@ -156,7 +156,7 @@ const domain = DmoDomain.attach(data.domainBuffer);
 const work = SpscRing.attach(data.workRing, { spinIterations: 0 });
 const results = SpscRing.attach(data.resultRing, { spinIterations: 0 });
 const counters = new Float64Array(data.counters);
-const ledger = new Float64Array(data.messageLedger);
+const ledger = new Int32Array(data.messageLedger);
 const actors = await CoreActors.load(data.catalog);
 const maxFrameBytes = data.maxFrameBytes;
 
@@ -215,11 +215,7 @@ function drop(reason: string, count = 1): void {
  * number of its OUT_FORWARD): the controller lets go of its copy, and a replacement never gets it.
  */
 function settled(request: LiveRequest, forwardNumber = 0): void {
-  const id = request.messageId;
-  if (id === 0) return;
-  const at = ledgerAt(id);
-  ledger[at + 1] = forwardNumber;
-  ledger[at] = id;
+  if (request.messageId !== 0) markSettled(ledger, request.messageId, forwardNumber);
 }
 
 // ── the socket and replies ─────────────────────────────────────────────────────────────────────

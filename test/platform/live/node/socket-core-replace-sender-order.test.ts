@@ -97,26 +97,35 @@ test('ingress core: a host sender’s notes keep their order across a core repla
   const NOTES = 3_000;
   const node = await startNode('pacer', 500);
   const port = node.address.port;
-  const originalImage = ChannelLink.prototype.image;
-  let armed = false;
-  let imageSentMs = 0;
-  ChannelLink.prototype.image = function image(this: ChannelLink, actor: ActorId, heap: DmoHeap): number {
-    if (!armed || actor !== TALLY) return originalImage.call(this, actor, heap);
-    armed = false;
-    // OUT_PREPARED was just read: core 0 buffers tally. It spins in runaway's handler from now…
-    sendFromElsewhereAndWait([spinFrame()], port, 100);
-    // …while pacer's notes keep coming (untaken by the spinning core) until the image leaves and
-    // the host adopts tally; then the host holds pacer's newer notes. The watchdog fires later.
-    setTimeout(() => {
-      imageSentMs = performance.now();
-      originalImage.call(this, actor, heap);
-    }, 150);
-    return 0;
-  };
   const client = await IpipeClient.connect({ host: '127.0.0.1', port, timeoutMs: 2_000, retries: 5 });
   const pacerReplies = pacer.replies;
   assert.ok(pacerReplies);
+  const originalImage = ChannelLink.prototype.image;
+  let armed = false;
+  let imageSentMs = 0;
+  /** Core replacements when the host's adoption moved tally's row: must be 0 (the case under test). */
+  let replacedAtAdoption = -1;
+  let adoptionPoll: NodeJS.Timeout | undefined;
   try {
+    ChannelLink.prototype.image = function image(this: ChannelLink, actor: ActorId, heap: DmoHeap): number {
+      if (!armed || actor !== TALLY) return originalImage.call(this, actor, heap);
+      armed = false;
+      // OUT_PREPARED was just read: core 0 buffers tally. It spins in runaway's handler from now…
+      sendFromElsewhereAndWait([spinFrame()], port, 100);
+      // …while pacer's notes keep coming (untaken by the spinning core) until the image leaves and
+      // the host adopts tally; then the host holds pacer's newer notes. The watchdog fires later.
+      setTimeout(() => {
+        imageSentMs = performance.now();
+        originalImage.call(this, actor, heap);
+        adoptionPoll = setInterval(() => {
+          // The table moves on the host's adoption (domainOf says 'migrating' until OUT_MOVED).
+          if (node.nic.table.lookup(TALLY)?.location.domain !== 'host') return;
+          replacedAtAdoption = node.nic.replacedCores;
+          clearInterval(adoptionPoll);
+        }, 1);
+      }, 150);
+      return 0;
+    };
     // 3 notes a millisecond: ~1 s of notes, the move and the replacement inside it.
     await client.call(SENDER, pacer.messages, pacerReplies, { type: 'start', until: NOTES, perTick: 3 });
     const tallyReplies = tally.replies;
@@ -132,6 +141,7 @@ test('ingress core: a host sender’s notes keep their order across a core repla
     assert.equal(record.to, 'host');
     assert.ok(imageSentMs > 0, 'the image went through the hook');
     assert.equal(node.nic.replacedCores, 1, 'core 0 was replaced during the move');
+    assert.equal(replacedAtAdoption, 0, 'the host adopted tally before core 0 was replaced');
     assert.equal(node.domainOf(TALLY), 'host');
     const report = await settledReport(client, NOTES);
     assert.equal(
@@ -143,6 +153,7 @@ test('ingress core: a host sender’s notes keep their order across a core repla
     assert.equal(report.last, NOTES);
   } finally {
     ChannelLink.prototype.image = originalImage;
+    clearInterval(adoptionPoll);
     await client.close();
     await node.stop(500);
   }
