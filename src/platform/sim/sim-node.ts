@@ -116,6 +116,24 @@ export interface MigrationRecord {
   readonly endedAtNs: number;
 }
 
+/**
+ * A migration that did not finish: its actor was deregistered (a NIC handler overran the watchdog
+ * while Ready waited for it) before the move completed. The live platform rejects `migrate()` with
+ * the same reason.
+ */
+export interface AbortedMigrationRecord {
+  readonly actor: ActorId;
+  readonly name: string;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  /** The phase it had reached: 'ready' (waiting for the old side to finish), 'gone' or 'clean'. */
+  readonly phase: 'ready' | 'gone' | 'clean';
+  readonly why: string;
+  readonly startedAtNs: number;
+  readonly endedAtNs: number;
+}
+
 interface Outbound {
   readonly kind: 'send' | 'reply';
   readonly target: ActorId;
@@ -180,6 +198,8 @@ export class SimNode {
   readonly nicDomain: DmoDomain;
   readonly hostDomain: DmoDomain;
   readonly migrations: MigrationRecord[] = [];
+  /** Migrations ended by their actor's deregistration, oldest first. */
+  readonly abortedMigrations: AbortedMigrationRecord[] = [];
   readonly decisions: (Decision & { readonly node: number })[] = [];
   /** Requests refused, by reason. */
   readonly drops = new Map<string, number>();
@@ -213,6 +233,12 @@ export class SimNode {
   readonly #nicBusyNs: Float64Array = EMPTY_FLOAT64;
   /** The declared handler time of what each NIC core runs (for the watchdog at completion). */
   readonly #nicHandlerNs: Float64Array = EMPTY_FLOAT64;
+  /**
+   * The request whose handler each NIC core was stopped in by the watchdog (set only then, so the
+   * common path stores no object): #nicDone refuses it to its sender, which would otherwise wait
+   * for ever (nothing else holds it).
+   */
+  readonly #nicRunaway: (SimRequest | null)[];
   readonly #egress = new Mailbox<Outbound>();
   #outbox: Outbox | null = null;
 
@@ -358,6 +384,7 @@ export class SimNode {
     this.#nicOutbox = Array.from({ length: this.nicCores }, () => new Outbox());
     this.#nicBusyNs = new Float64Array(this.nicCores);
     this.#nicHandlerNs = new Float64Array(this.nicCores);
+    this.#nicRunaway = new Array<SimRequest | null>(this.nicCores).fill(null);
     this.#hostQueues = Array.from({ length: this.hostCores }, () => new Mailbox<SimRequest>());
     this.#hostBusy = new Array<boolean>(this.hostCores).fill(false);
     this.#hostRequest = new Array<SimRequest | null>(this.hostCores).fill(null);
@@ -761,6 +788,7 @@ export class SimNode {
       // The handler would overrun its watchdog: the core is stopped at the limit and the actor is
       // deregistered (in #nicDone) without its handler's effects (iPipe §4.4: the DoS timer).
       busyNs = this.#watchdogNs;
+      this.#nicRunaway[core] = request;
     } else {
       this.#outbox = outbox;
       this.#runHandler(instance, request);
@@ -788,11 +816,12 @@ export class SimNode {
       else this.#dispatchOutbound(out, 'nic');
     }
     outbox.clear();
-    if (
-      (this.#nicHandlerNs[core] as number) > this.#watchdogNs &&
-      this.#instances.get(actor)?.state === 'ready'
-    ) {
-      this.#deregister(actor, 'watchdog');
+    const runaway = this.#nicRunaway[core] as SimRequest | null;
+    if (runaway !== null) {
+      this.#nicRunaway[core] = null;
+      // Its sender hears first (its request is the oldest), then the requests it still held.
+      this.#drop(runaway, 'deregistered');
+      if (this.#instances.get(actor)?.state === 'ready') this.#deregister(actor, 'watchdog');
     }
     this.#apply(decisions);
     if (this.#active.size !== 0) this.#progressMigrations();
@@ -1111,8 +1140,46 @@ export class SimNode {
   #deregister(actor: ActorId, reason: string): void {
     const instance = this.#instances.get(actor);
     instance?.deregister();
+    // A migration of it under way ends here (as the live NIC controller's #deregister ends one):
+    // finishing it would find no actor in the scheduler (an uncaught SchedulerStateError from
+    // #migrationGone), and its image, if in flight, is not adopted.
+    const migration = this.#active.get(actor);
+    if (migration !== undefined) this.#abortMigration(migration, reason);
     for (const orphan of this.scheduler.removeActor(actor)) this.#drop(orphan, 'deregistered');
     publishDrop({ node: this.id, atNs: this.kernel.now(), reason: `deregistered:${reason}`, actor });
+  }
+
+  /**
+   * Ends `migration` without finishing it: its actor is being deregistered. Ready or Gone: the
+   * scheduler still buffers its requests (the caller refuses them), and the pending Gone event
+   * finds no migration. Clean: the requests not handed over yet are refused here, and no longer
+   * awaited by the host messages held behind them (#draining), which the host then refuses.
+   */
+  #abortMigration(migration: ActiveMigration, reason: string): void {
+    const actor = migration.actor;
+    this.#active.delete(actor);
+    this.#inFlightMigration.delete(actor);
+    const now = this.kernel.now();
+    const draining = this.#draining.get(actor);
+    for (let i = migration.handedOver; i < migration.handOver.length; i++) {
+      const request = migration.handOver[i] as SimRequest;
+      draining?.buffered.delete(request);
+      this.#drop(request, 'deregistered');
+    }
+    migration.handedOver = migration.handOver.length;
+    migration.handOver = NO_REQUESTS;
+    this.#releaseDrained(actor);
+    this.abortedMigrations.push({
+      actor,
+      name: this.table.lookup(actor)?.name ?? String(actor),
+      from: migration.from,
+      to: migration.to,
+      trigger: migration.trigger,
+      phase: migration.phase,
+      why: `actor deregistered (${reason}) before its migration finished`,
+      startedAtNs: migration.startedAtNs,
+      endedAtNs: now,
+    });
   }
 
   // ── scheduler decisions and migration ────────────────────────────────────────────────────────
@@ -1155,7 +1222,11 @@ export class SimNode {
         ...('actor' in decision ? { actor: decision.actor } : {}),
         why: decision.why,
       });
-      if (decision.kind === 'migrate') this.#beginMigration(decision.actor, decision.to, decision.trigger);
+      if (decision.kind !== 'migrate') continue;
+      // Decided by the completion that ended in a watchdog kill of that actor (#nicDone applies
+      // after deregistering): the scheduler has already forgotten it (removeActor).
+      if (this.scheduler.modeOf(decision.actor) === 'deregistered') continue;
+      this.#beginMigration(decision.actor, decision.to, decision.trigger);
     }
   }
 
