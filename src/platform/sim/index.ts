@@ -33,7 +33,14 @@ export type { HardwareTimingOptions } from './hardware-timing.ts';
 export { timingFor } from './hardware-timing.ts';
 export type { SimClusterOptions, SimNetworkCounters, SimNetworkOptions } from './sim-cluster.ts';
 export { SimCluster } from './sim-cluster.ts';
-export type { MigrationRecord, ReplySink, SimFrame, SimNetworkPort, SimNodeOptions } from './sim-node.ts';
+export type {
+  AbortedMigrationRecord,
+  MigrationRecord,
+  ReplySink,
+  SimFrame,
+  SimNetworkPort,
+  SimNodeOptions,
+} from './sim-node.ts';
 /** The simulated node: NIC and host domains, PCIe channel, scheduler-driven cores, migration. */
 export { FRAME_OVERHEAD_BYTES, frameBytes, MIN_FRAME_BYTES, SimNode } from './sim-node.ts';
 export type { SimTiming } from './timing.ts';

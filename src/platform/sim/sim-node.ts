@@ -116,6 +116,31 @@ export interface MigrationRecord {
   readonly endedAtNs: number;
 }
 
+/**
+ * A migration that did not finish: its actor was deregistered (a NIC handler overran the watchdog
+ * while Ready waited for it) before the move completed. The live platform rejects `migrate()` with
+ * the same reason.
+ */
+export interface AbortedMigrationRecord {
+  readonly actor: ActorId;
+  readonly name: string;
+  readonly from: Domain;
+  readonly to: Domain;
+  readonly trigger: string;
+  /** The phase it had reached: 'ready' (waiting for the old side to finish), 'gone' or 'clean'. */
+  readonly phase: 'ready' | 'gone' | 'clean';
+  readonly why: string;
+  readonly startedAtNs: number;
+  readonly endedAtNs: number;
+}
+
+/** An actor's off-path steering while its older frames leave the NIC's path (SimNode #steerGates). */
+interface SteerGate {
+  readonly untilNs: number;
+  onNicPath: number;
+  readonly held: SimRequest[];
+}
+
 interface Outbound {
   readonly kind: 'send' | 'reply';
   readonly target: ActorId;
@@ -180,6 +205,8 @@ export class SimNode {
   readonly nicDomain: DmoDomain;
   readonly hostDomain: DmoDomain;
   readonly migrations: MigrationRecord[] = [];
+  /** Migrations ended by their actor's deregistration, oldest first. */
+  readonly abortedMigrations: AbortedMigrationRecord[] = [];
   readonly decisions: (Decision & { readonly node: number })[] = [];
   /** Requests refused, by reason. */
   readonly drops = new Map<string, number>();
@@ -213,6 +240,12 @@ export class SimNode {
   readonly #nicBusyNs: Float64Array = EMPTY_FLOAT64;
   /** The declared handler time of what each NIC core runs (for the watchdog at completion). */
   readonly #nicHandlerNs: Float64Array = EMPTY_FLOAT64;
+  /**
+   * The request whose handler each NIC core was stopped in by the watchdog (set only then, so the
+   * common path stores no object): #nicDone refuses it to its sender, which would otherwise wait
+   * for ever (nothing else holds it).
+   */
+  readonly #nicRunaway: (SimRequest | null)[];
   readonly #egress = new Mailbox<Outbound>();
   #outbox: Outbox | null = null;
 
@@ -238,6 +271,19 @@ export class SimNode {
   >();
   /** Per actor, host actors' messages to it on their way through the NIC (SimRequest.viaNic). */
   readonly #hostToNic = new Map<ActorId, number>();
+  /**
+   * Off-path: actors just moved to the host whose older frames may still be on the NIC's path —
+   * buffered and being handed over (Clean), in the software dispatcher, or in the shared queue.
+   * The switch steers their new frames past all that, so sent on at once those overtook the same
+   * sender's older ones (a client's requests ran out of order in every run of
+   * test/platform/sim/off-path-steering-order.test.ts). They are held (`held`, in order) and enter
+   * the PCIe channel, a FIFO, behind the last older one: when the move has ended, the frames
+   * counted in the shared queue have left it (`onNicPath`, SimRequest.gated), and the dispatcher
+   * has let out what it held when the move ended (`untilNs`). Sending them through the NIC's path
+   * instead never let go under load: each extended the wait for the next (RTA's capacity on the
+   * Stingray fell 3×).
+   */
+  readonly #steerGates = new Map<ActorId, SteerGate>();
 
   // the link: each direction a FIFO at line rate
   #ingressFreeAtNs = 0;
@@ -301,6 +347,7 @@ export class SimNode {
     migrationGone: EventKind;
     migrationClean: EventKind;
     migrationHandOver: EventKind;
+    steerGate: EventKind;
   };
   /** Payloads of in-flight events, by slot (events carry only numbers). */
   readonly #inFlight: unknown[] = [];
@@ -358,6 +405,7 @@ export class SimNode {
     this.#nicOutbox = Array.from({ length: this.nicCores }, () => new Outbox());
     this.#nicBusyNs = new Float64Array(this.nicCores);
     this.#nicHandlerNs = new Float64Array(this.nicCores);
+    this.#nicRunaway = new Array<SimRequest | null>(this.nicCores).fill(null);
     this.#hostQueues = Array.from({ length: this.hostCores }, () => new Mailbox<SimRequest>());
     this.#hostBusy = new Array<boolean>(this.hostCores).fill(false);
     this.#hostRequest = new Array<SimRequest | null>(this.hostCores).fill(null);
@@ -423,6 +471,7 @@ export class SimNode {
         (_k, actor, serial) => this.#handOverNext(actor as ActorId, serial),
         'migration-hand-over',
       ),
+      steerGate: k.registerKind((_k, actor) => this.#openSteerGate(actor as ActorId), 'steer-gate'),
     };
     this.#armManage();
   }
@@ -631,11 +680,23 @@ export class SimNode {
     if (this.scheduler.modeOf(request.actor) === 'host' && this.table.has(request.actor)) {
       request.received = true;
       request.arrivalNs = now;
+      if (this.#steerGates.size !== 0) {
+        const gate = this.#steerGates.get(request.actor);
+        if (gate !== undefined) {
+          gate.held.push(request);
+          return;
+        }
+      }
       this.scheduler.noteSteeredArrival(request);
       this.#armManage();
       this.#sendToHost(request, now);
       return;
     }
+    this.#enterDispatcher(request, now);
+  }
+
+  /** Off-path: a frame the switch did not steer queues for the software dispatcher core(s). */
+  #enterDispatcher(request: SimRequest, now: number): void {
     if (this.#dispatching >= this.#ingressLimit) {
       this.#drop(request, 'nic-queue-full');
       return;
@@ -658,9 +719,53 @@ export class SimNode {
       return;
     }
     request.arrivalNs = now;
+    if (this.#steerGates.size !== 0 && request.fromWire) {
+      const gate = this.#steerGates.get(request.actor);
+      if (gate !== undefined) {
+        gate.onNicPath++;
+        request.gated = true;
+      }
+    }
     this.scheduler.arrive(request, now);
     this.#armManage();
     this.#pumpNic();
+  }
+
+  /**
+   * Ends `actor`'s steering gate once nothing older of it can still be on the NIC's path: the
+   * frames held meanwhile enter the channel now, in order, behind the last of those (and are
+   * counted as steered arrivals), and its later frames go straight through.
+   */
+  #openSteerGate(actor: ActorId): void {
+    const gate = this.#steerGates.get(actor);
+    if (gate === undefined || gate.onNicPath > 0 || this.#active.has(actor)) return;
+    const now = this.kernel.now();
+    if (now < gate.untilNs) return;
+    this.#steerGates.delete(actor);
+    for (const request of gate.held) {
+      this.scheduler.noteSteeredArrival(request);
+      this.#sendToHost(request, now);
+    }
+    if (gate.held.length > 0) this.#armManage();
+  }
+
+  /**
+   * `actor` leaves the host (or is deregistered) before its gate opened: its held frames are no
+   * longer steered. Moving to the NIC, they take the dispatcher, behind the older frames still on
+   * that path (one dispatcher core is a FIFO); deregistered, they are refused.
+   */
+  #closeSteerGate(actor: ActorId, refuse: boolean): void {
+    const gate = this.#steerGates.get(actor);
+    if (gate === undefined) return;
+    this.#steerGates.delete(actor);
+    const now = this.kernel.now();
+    for (const request of gate.held) {
+      if (refuse) this.#drop(request, 'deregistered');
+      else {
+        request.received = false;
+        this.#enterDispatcher(request, now);
+      }
+    }
   }
 
   /**
@@ -698,6 +803,14 @@ export class SimNode {
         }
         const work = role === 'fcfs' ? scheduler.takeFcfs(core, now) : scheduler.takeDrr(core, now);
         if (!work) break;
+        // A frame counted on a gated actor's NIC path left the shared queue: after this step has
+        // sent it on (forwarded, or joined the hand-over), the held ones may follow.
+        let gatedActor = -1;
+        if (work.request.gated) {
+          work.request.gated = false;
+          const gate = this.#steerGates.get(work.request.actor);
+          if (gate !== undefined && --gate.onNicPath === 0) gatedActor = work.request.actor;
+        }
         switch (work.kind) {
           case 'exec':
             this.#startNicExec(core, work.request, overheadNs);
@@ -732,6 +845,7 @@ export class SimNode {
             this.#drop(work.request, work.reason);
             break;
         }
+        if (gatedActor >= 0) this.#openSteerGate(gatedActor as ActorId);
       }
       if (overheadNs > 0) {
         scheduler.recordOverhead(core, overheadNs);
@@ -761,6 +875,7 @@ export class SimNode {
       // The handler would overrun its watchdog: the core is stopped at the limit and the actor is
       // deregistered (in #nicDone) without its handler's effects (iPipe §4.4: the DoS timer).
       busyNs = this.#watchdogNs;
+      this.#nicRunaway[core] = request;
     } else {
       this.#outbox = outbox;
       this.#runHandler(instance, request);
@@ -788,11 +903,12 @@ export class SimNode {
       else this.#dispatchOutbound(out, 'nic');
     }
     outbox.clear();
-    if (
-      (this.#nicHandlerNs[core] as number) > this.#watchdogNs &&
-      this.#instances.get(actor)?.state === 'ready'
-    ) {
-      this.#deregister(actor, 'watchdog');
+    const runaway = this.#nicRunaway[core] as SimRequest | null;
+    if (runaway !== null) {
+      this.#nicRunaway[core] = null;
+      // Its sender hears first (its request is the oldest), then the requests it still held.
+      this.#drop(runaway, 'deregistered');
+      if (this.#instances.get(actor)?.state === 'ready') this.#deregister(actor, 'watchdog');
     }
     this.#apply(decisions);
     if (this.#active.size !== 0) this.#progressMigrations();
@@ -1111,8 +1227,47 @@ export class SimNode {
   #deregister(actor: ActorId, reason: string): void {
     const instance = this.#instances.get(actor);
     instance?.deregister();
+    // A migration of it under way ends here (as the live NIC controller's #deregister ends one):
+    // finishing it would find no actor in the scheduler (an uncaught SchedulerStateError from
+    // #migrationGone), and its image, if in flight, is not adopted.
+    const migration = this.#active.get(actor);
+    if (migration !== undefined) this.#abortMigration(migration, reason);
     for (const orphan of this.scheduler.removeActor(actor)) this.#drop(orphan, 'deregistered');
+    this.#closeSteerGate(actor, true);
     publishDrop({ node: this.id, atNs: this.kernel.now(), reason: `deregistered:${reason}`, actor });
+  }
+
+  /**
+   * Ends `migration` without finishing it: its actor is being deregistered. Ready or Gone: the
+   * scheduler still buffers its requests (the caller refuses them), and the pending Gone event
+   * finds no migration. Clean: the requests not handed over yet are refused here, and no longer
+   * awaited by the host messages held behind them (#draining), which the host then refuses.
+   */
+  #abortMigration(migration: ActiveMigration, reason: string): void {
+    const actor = migration.actor;
+    this.#active.delete(actor);
+    this.#inFlightMigration.delete(actor);
+    const now = this.kernel.now();
+    const draining = this.#draining.get(actor);
+    for (let i = migration.handedOver; i < migration.handOver.length; i++) {
+      const request = migration.handOver[i] as SimRequest;
+      draining?.buffered.delete(request);
+      this.#drop(request, 'deregistered');
+    }
+    migration.handedOver = migration.handOver.length;
+    migration.handOver = NO_REQUESTS;
+    this.#releaseDrained(actor);
+    this.abortedMigrations.push({
+      actor,
+      name: this.table.lookup(actor)?.name ?? String(actor),
+      from: migration.from,
+      to: migration.to,
+      trigger: migration.trigger,
+      phase: migration.phase,
+      why: `actor deregistered (${reason}) before its migration finished`,
+      startedAtNs: migration.startedAtNs,
+      endedAtNs: now,
+    });
   }
 
   // ── scheduler decisions and migration ────────────────────────────────────────────────────────
@@ -1155,7 +1310,11 @@ export class SimNode {
         ...('actor' in decision ? { actor: decision.actor } : {}),
         why: decision.why,
       });
-      if (decision.kind === 'migrate') this.#beginMigration(decision.actor, decision.to, decision.trigger);
+      if (decision.kind !== 'migrate') continue;
+      // Decided by the completion that ended in a watchdog kill of that actor (#nicDone applies
+      // after deregistering): the scheduler has already forgotten it (removeActor).
+      if (this.scheduler.modeOf(decision.actor) === 'deregistered') continue;
+      this.#beginMigration(decision.actor, decision.to, decision.trigger);
     }
   }
 
@@ -1184,7 +1343,10 @@ export class SimNode {
       handOver: NO_REQUESTS,
       handedOver: 0,
     });
-    if (to === 'nic') this.#divertHeldToNic(actor);
+    if (to === 'nic') {
+      this.#divertHeldToNic(actor);
+      this.#closeSteerGate(actor, false);
+    }
     publishMigrationPhase({ node: this.id, actor, phase: 'prepare', edge: 'end', atNs: now, from, to });
     this.#progressMigrations();
   }
@@ -1298,6 +1460,17 @@ export class SimNode {
       else for (const request of buffered) draining.buffered.add(request);
     }
     migration.handOver = buffered;
+    if (migration.to === 'host' && !this.#wireToCores) {
+      // Frames still in the software dispatcher entered it before the move ended: the gate stays
+      // shut until the last of them is out (then counted in the shared queue). The check is a
+      // nanosecond after its exit event, which then has run whatever the kernel's order at a tie.
+      let untilNs = 0;
+      if (this.#dispatching > 0)
+        for (const freeAtNs of this.#dispatcherFreeAtNs)
+          untilNs = Math.max(untilNs, Math.round(freeAtNs) + 1);
+      this.#steerGates.set(actor, { untilNs, onNicPath: 0, held: [] });
+      if (untilNs > now) this.kernel.post(this.#kind.steerGate, untilNs, actor, 0);
+    }
     const first = buffered[0];
     if (first === undefined) this.kernel.postAfter(this.#kind.migrationClean, 0, actor, migration.serial);
     else {
@@ -1404,6 +1577,7 @@ export class SimNode {
       startedAtNs: migration.startedAtNs,
       endedAtNs: now,
     });
+    if (this.#steerGates.size !== 0) this.#openSteerGate(actor);
   }
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────

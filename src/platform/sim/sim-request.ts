@@ -28,6 +28,11 @@ export class SimRequest implements SchedRequest {
    * that the host's newer messages to that actor wait for it (SimNode #draining).
    */
   viaNic = false;
+  /**
+   * A wire frame for an actor just moved to the host, queued on the NIC's path while the off-path
+   * switch does not steer its frames yet: SimNode counts it until a core takes it (#steerGates).
+   */
+  gated = false;
 
   constructor(
     actor: ActorId,
