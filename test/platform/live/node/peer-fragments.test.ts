@@ -83,6 +83,7 @@ async function sendBlob(
   size: number,
   seed: number,
   lost: { count: number },
+  holdMs = 0,
 ): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -94,6 +95,7 @@ async function sendBlob(
           type: 'send',
           size,
           seed,
+          holdMs,
         },
       );
     } catch (error) {
@@ -174,6 +176,7 @@ test('a message above what a ring frame carries is refused at the sender and cou
         type: 'send',
         size: 1_048_400,
         seed: 1,
+        holdMs: 0,
       }),
     );
   } finally {
@@ -199,8 +202,10 @@ for (const sinkOn of ['nic', 'host'] as const) {
       const size = (small.nodes[0]?.nic.maxPeerMessageBytes ?? 0) - 100;
       assert.ok(size > 30_000);
       const lost = { count: 0 };
+      // The sink spends 40 ms on each: on a loaded machine the fragments of the next messages could
+      // otherwise arrive slower than the core takes them, and the ring would never fill.
       const replies = await Promise.all(
-        Array.from({ length: 16 }, (_, i) => sendBlob(client, size, 100 + i, lost)),
+        Array.from({ length: 16 }, (_, i) => sendBlob(client, size, 100 + i, lost, 40)),
       );
       const arrivals: number[] = [];
       replies.forEach((got, i) => {
