@@ -98,10 +98,15 @@ export function parseIntegerIn(option: string, min: number, max: number): (value
  */
 const DECIMAL = /^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
 
+/** Whether `value` is a plain decimal number (see DECIMAL): the check to make before `Number(value)`. */
+export function isDecimal(value: string): boolean {
+  return DECIMAL.test(value.trim());
+}
+
 /** A fraction in (0, 1]: loads, shares. */
 export function parseFraction(option: string, value: string): number {
   const n = Number(value);
-  if (!(n > 0 && n <= 1) || !DECIMAL.test(value.trim())) {
+  if (!(n > 0 && n <= 1) || !isDecimal(value)) {
     throw new UsageError(`${option} must be a number in (0, 1], got "${value}"`);
   }
   return n;

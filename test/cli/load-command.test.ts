@@ -69,6 +69,56 @@ describe('load option parsers', () => {
     assert.throws(() => parseDurationMs('--duration')('0'), usage(/--duration/));
   });
 
+  it('refuse numbers Number() reads but a user did not mean, and rates and durations too small to run', () => {
+    // `0x10` was a rate of 16 req/s, `0b11` of 3; `1e-300` (one request in 10^292 years) was taken.
+    for (const value of ['0x10', '0b11', '0o7', '1e-300', '0.00001', 'Infinity', '-5', '10000001'])
+      assert.throws(
+        () => parseRate(value),
+        usage(
+          /--rate must be a decimal number of requests per second from 0\.0000116 \(one request in 24h\) to 10000000/,
+        ),
+        value,
+      );
+    assert.equal(parseRate('1e3'), 1000);
+    assert.equal(parseRate('.5'), 0.5);
+    assert.equal(parseRate('0.0000116'), 0.0000116, 'one request in 24h');
+    // Under 1 µs is no duration a run or a time-out can have (`0.0000001us` was 10^-10 ms).
+    for (const value of ['0.0000001us', '0.5us', '0.0009ms', '0.0000001s'])
+      assert.throws(
+        () => parseDurationMs('--duration')(value),
+        usage(/--duration must be a duration from 1us to 24h/),
+        value,
+      );
+    assert.equal(parseDurationMs('--timeout')('1us'), 0.001);
+    assert.equal(parseDurationMs('--timeout')('0.001ms'), 0.001);
+    assert.equal(parseDurationMs('--timeout')('0.000001s'), 0.001);
+    assert.throws(
+      () => parseDurationMs('--warmup', true)('0.1us'),
+      usage(/--warmup .*from 1us to 24h.*, or 0/),
+    );
+    // A rate valid alone but giving less than one request in this run's duration.
+    assert.throws(
+      () => parseLoadOptions({ target: 'a:1', rate: '0.05', duration: '10s' }, () => 1),
+      usage(
+        /--rate 0\.05 over --duration 10s offers 0\.5 requests, less than one: give a --rate of at least 0\.1 req\/s for that duration, or a longer --duration/,
+      ),
+    );
+    assert.throws(
+      () => parseLoadOptions({ target: 'a:1', rate: '0.05' }, () => 1),
+      usage(/over --duration 10s/),
+    );
+    assert.equal(
+      parseLoadOptions({ target: 'a:1', rate: '0.1', duration: '10s' }, () => 1).mode.kind,
+      'open',
+      'exactly one request',
+    );
+    assert.throws(
+      () => parseRkvLoadOptions({ keys: '0x10' }, '/d', () => 1),
+      usage(/--keys must be an integer/),
+    );
+    assert.throws(() => parseRkvLoadOptions({ zipf: '0b1' }, '/d', () => 1), usage(/--zipf/));
+  });
+
   it('make --rate and --closed mutually exclusive, and require one', () => {
     assert.deepEqual(resolveLoadMode(100, undefined), { kind: 'open', ratePerSec: 100 });
     assert.deepEqual(resolveLoadMode(undefined, 8), { kind: 'closed', outstanding: 8 });

@@ -91,3 +91,27 @@ test('a module whose actors come from another copy of the actor API gets the lik
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a cluster file with an actor id the node cannot use is a config error naming the field, exit 2', async () => {
+  // 2^21: one past MAX_ACTOR_ID. It passed the file's schema and then failed as a bare RangeError
+  // when the node built its catalog ("unexpected failure", a stack, exit 3).
+  const dir = mkdtempSync(join(tmpdir(), 'ipipe-cluster-id-'));
+  try {
+    const file = join(dir, 'cluster.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schemaVersion: 1,
+        nodes: [{ id: 0, address: '127.0.0.1', port: await freeUdpPort() }],
+        actors: [{ name: 'echo', module: ECHO, exportName: 'echo', node: 0, id: 2 ** 21 }],
+      }),
+    );
+    const run = ipipe('run', '--cluster', file, '--node-id', '0');
+    assert.equal(run.code, 2, `exit ${run.code}\n${run.stderr}`);
+    assert.match(run.stderr, /cluster\.actors\.0\.id: an actor id is an integer in \[1, 2097151\]/);
+    assert.match(run.stderr, /leave "id" out/);
+    noStack(run.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -12,6 +12,7 @@ import { type RkvLoadResult, runRkvRespLoad } from '../../apps/rkv/cluster/resp-
 import { readClusterState } from '../../apps/rkv/cluster/supervisor.ts';
 import { RespClient } from '../../apps/rkv/resp/client.ts';
 import { UsageError } from '../../errors.ts';
+import { isDecimal } from '../options.ts';
 import { paint, table, writeJson, writeOut } from '../output.ts';
 import { parseDurationMs, parseLoadSeed, parseOutstanding } from './load.ts';
 
@@ -58,9 +59,10 @@ export interface RawRkvLoadOptions {
   readonly input?: string;
 }
 
+/** A plain decimal (not `0x10`, which Number() reads as 16) for which `ok` holds. */
 function parseNumberIn(flag: string, value: string, ok: (n: number) => boolean, what: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !ok(n)) throw new UsageError(`${flag} must be ${what}, got "${value}"`);
+  if (!isDecimal(value) || !ok(n)) throw new UsageError(`${flag} must be ${what}, got "${value}"`);
   return n;
 }
 

@@ -13,6 +13,7 @@ import { ConfigError, UsageError } from '../../errors.ts';
 import { type LoadMode, type LoadResult, runLoad, splitHostPort } from '../../platform/live/net/load.ts';
 import { DEFAULT_MAX_FRAME_BYTES, HEADER_BYTES } from '../../platform/live/net/wire.ts';
 import { loadDefinitions } from '../../platform/live/node/actor-catalog.ts';
+import { isDecimal } from '../options.ts';
 import { formatNumber, paint, progressBar, table, writeJson, writeOut } from '../output.ts';
 import { catalogOf } from './run.ts';
 
@@ -147,11 +148,28 @@ export function parseTarget(value: string): string {
   return value.trim();
 }
 
-/** `--rate R`: a positive number of requests per second. */
+/** The largest `--rate`, requests per second: beyond it one process cannot pace the sends. */
+export const MAX_RATE_PER_SEC = 10_000_000;
+/** The longest `--duration` (and `--warmup`, `--timeout`), milliseconds: 24 h. */
+export const MAX_DURATION_MS = 24 * 3_600_000;
+/** The shortest duration, milliseconds: 1 µs, the finest unit the options take. */
+export const MIN_DURATION_MS = 1e-3;
+/** The lowest `--rate` that offers one request in the longest `--duration` (24 h): 1/86 400 req/s. */
+const MIN_RATE_PER_SEC = 1_000 / MAX_DURATION_MS;
+
+/**
+ * `--rate R`: requests per second, a plain decimal (`2500`, `0.5`, `1e3`; not `0x10`, which
+ * Number() would read as 16) from 1/86 400 (one request in the longest run) to 10 000 000. That
+ * the rate gives at least one request in the run's own `--duration` is checked with it
+ * ({@link parseLoadOptions}).
+ */
 export function parseRate(value: string): number {
   const rate = Number(value);
-  if (value.trim() === '' || !(Number.isFinite(rate) && rate > 0 && rate <= 10_000_000)) {
-    throw new UsageError(`--rate must be a number of requests per second in (0, 10000000], got "${value}"`);
+  if (!isDecimal(value) || !(rate >= MIN_RATE_PER_SEC && rate <= MAX_RATE_PER_SEC)) {
+    throw new UsageError(
+      `--rate must be a decimal number of requests per second from ${MIN_RATE_PER_SEC.toPrecision(3)} ` +
+        `(one request in 24h) to ${MAX_RATE_PER_SEC}, e.g. 2500 or 0.5, got "${value}"`,
+    );
   }
   return rate;
 }
@@ -188,8 +206,9 @@ export function parseLoadSeed(value: string): number {
 const MS_PER_UNIT: Readonly<Record<string, number>> = { us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 60e3 };
 
 /**
- * A duration like `10s`, `500ms`, `250us` or `2m`, as milliseconds. `allowZero` admits `0`
- * (with or without a unit), for warm-ups.
+ * A duration like `10s`, `500ms`, `250us` or `2m`, as milliseconds, from 1 µs to 24 h (a shorter
+ * one, `0.0000001us`, is no time a run or a timeout can be). `allowZero` admits `0` (with or
+ * without a unit), for warm-ups.
  */
 export function parseDurationMs(option: string, allowZero = false): (value: string) => number {
   return (value) => {
@@ -198,9 +217,10 @@ export function parseDurationMs(option: string, allowZero = false): (value: stri
     const match = /^(\d+(?:\.\d+)?)(us|µs|ms|s|m)$/.exec(text);
     const unit = match?.[2];
     const ms = match && unit ? Number(match[1]) * (MS_PER_UNIT[unit] as number) : Number.NaN;
-    if (!(ms > 0 && ms <= 24 * 3_600_000)) {
+    // The 1e-9 forgives a decimal's rounding (`0.000001s` × 1000 may land a hair under 1 µs).
+    if (!(ms >= MIN_DURATION_MS * (1 - 1e-9) && ms <= MAX_DURATION_MS)) {
       throw new UsageError(
-        `${option} must be a ${allowZero ? 'non-negative' : 'positive'} duration up to 24h like 10s, 500ms or 250us` +
+        `${option} must be a duration from 1us to 24h like 10s, 500ms or 250us` +
           `${allowZero ? ', or 0' : ''}, got "${value}"`,
       );
     }
@@ -214,6 +234,11 @@ function parseIntegerOption(option: string, value: string, min: number, max: num
     throw new UsageError(`${option} must be an integer in [${min}, ${max}], got "${value}"`);
   }
   return n;
+}
+
+/** A request count or rate for a message: three significant digits, no exponent for everyday values. */
+function formatRequests(value: number): string {
+  return Number(value.toPrecision(3)).toString();
 }
 
 /** The mode from `--rate` / `--closed`: exactly one of them. */
@@ -260,13 +285,22 @@ export function parseLoadOptions(raw: RawLoadOptions, freshSeed: () => number): 
   }
   // With --module the actor may be named; resolveLoadRequest turns the name into its id.
   const named = raw.module !== undefined && raw.actor !== undefined && !/^\d+$/.test(raw.actor.trim());
+  const durationMs =
+    raw.duration === undefined ? LOAD_DEFAULTS.durationMs : parseDurationMs('--duration')(raw.duration);
+  if (mode.kind === 'open' && (mode.ratePerSec * durationMs) / 1_000 < 1) {
+    // Open loop sends at R req/s for the measured duration: below one request it measures nothing.
+    throw new UsageError(
+      `--rate ${raw.rate} over --duration ${raw.duration ?? '10s'} offers ${formatRequests((mode.ratePerSec * durationMs) / 1_000)} ` +
+        `requests, less than one: give a --rate of at least ${formatRequests(1_000 / durationMs)} req/s for that duration, ` +
+        'or a longer --duration',
+    );
+  }
   return {
     target: parseTarget(raw.target),
     actor: raw.actor === undefined || named ? LOAD_DEFAULTS.actor : parseActorId(raw.actor),
     mode,
     payloadBytes: raw.size === undefined ? LOAD_DEFAULTS.sizeBytes : parsePayloadSize()(raw.size),
-    durationMs:
-      raw.duration === undefined ? LOAD_DEFAULTS.durationMs : parseDurationMs('--duration')(raw.duration),
+    durationMs,
     warmupMs:
       raw.warmup === undefined ? LOAD_DEFAULTS.warmupMs : parseDurationMs('--warmup', true)(raw.warmup),
     seed: raw.seed === undefined ? freshSeed() : parseLoadSeed(raw.seed),

@@ -20,7 +20,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { DOMAIN_HEADER_BYTES, MAX_DOMAIN_BYTES, MIN_REGION_BYTES } from '../../../dmo/layout.ts';
 import { ConfigError } from '../../../errors.ts';
-import { type ActorId, actorId } from '../../../ids.ts';
+import { type ActorId, isValidActorId, MAX_ACTOR_ID } from '../../../ids.ts';
 import type { Domain } from '../../../sched/types.ts';
 import type { CatalogEntry } from '../node/actor-catalog.ts';
 import { LIVE_SCHEDULER_DEFAULTS, type LiveNodeOptions, type PeerEndpoint } from '../node/live-node.ts';
@@ -58,12 +58,18 @@ const nodeSchema = z.strictObject({
 export const DEFAULT_NODE_MAX_ACTORS = 32;
 export const DEFAULT_NODE_REGION_BYTES = 4 * 1024 * 1024;
 
+const ACTOR_ID_RANGE =
+  `an actor id is an integer in [1, ${MAX_ACTOR_ID}] (0 is no actor; an object id holds its owner's in 21 bits): ` +
+  'give one in that range, or leave "id" out to number the actors 1, 2, … in file order';
+
 const actorSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'an instance name: lower case, digits and dashes'),
   module: z.string().min(1),
   exportName: z.string().min(1),
   node: z.number().int().min(0).max(0xffff),
-  id: z.number().int().min(1).optional(),
+  // Bounded here rather than where the catalog is built: an id above MAX_ACTOR_ID passed the schema
+  // and then failed at start-up as a bare RangeError (exit 3, a stack) instead of a config error.
+  id: z.number().int().min(1, ACTOR_ID_RANGE).max(MAX_ACTOR_ID, ACTOR_ID_RANGE).optional(),
   domain: z.enum(['nic', 'host']).optional(),
 });
 
@@ -185,8 +191,8 @@ export function nodeOptionsFor(
       `node ${nodeId} is not in the cluster file (it lists ${spec.nodes.map((n) => n.id).join(', ')})`,
     );
   }
-  const catalog: CatalogEntry[] = spec.actors.map((actor) => ({
-    id: actorId(actor.id as number) as ActorId,
+  const catalog: CatalogEntry[] = spec.actors.map((actor, index) => ({
+    id: catalogId(actor.id, index),
     name: actor.name,
     module: actor.module,
     exportName: actor.exportName,
@@ -214,6 +220,17 @@ export function nodeOptionsFor(
       ? {}
       : { maxFrameBytes: self.maxFrameBytes, ringBytes: ringBytesFor(self.maxFrameBytes) }),
   };
+}
+
+/**
+ * An actor's id for the catalog. parseClusterSpec has checked it; a spec built in code has not, and
+ * gets the same ConfigError rather than ids.ts's RangeError.
+ */
+function catalogId(id: number | undefined, index: number): ActorId {
+  const value = id ?? index + 1;
+  if (!isValidActorId(value) || value === 0)
+    throw new ConfigError(`cluster.actors.${index}.id`, `${ACTOR_ID_RANGE}, got ${value}`);
+  return value;
 }
 
 /**

@@ -2,7 +2,10 @@
  * A live node's HTTP side door: Prometheus metrics (`GET /metrics`, prom-client's text format),
  * a JSON snapshot (`GET /stats`), and forced migration (`POST /migrate?actor=<name>&to=nic|host`,
  * what `ipipe migrate` calls). Metrics are read from the node when scraped — nothing is counted
- * twice on the request path.
+ * twice on the request path. A request it cannot serve (a target that is no URL, an unknown path or
+ * method, a body) gets a 4xx with a JSON `{ error, reason }` and is counted
+ * (`ipipe_admin_requests_refused_total`); nothing a request holds can throw out of the server and
+ * stop the node it runs in.
  */
 
 import { createServer, type Server } from 'node:http';
@@ -230,6 +233,70 @@ export function nodeMetrics(node: AdminTarget): NodeMetrics {
   };
 }
 
+/** The admin endpoints and the one method each answers. */
+const ROUTES: Readonly<Record<string, string>> = { '/metrics': 'GET', '/stats': 'GET', '/migrate': 'POST' };
+const USAGE = 'GET /metrics, GET /stats, POST /migrate?actor=<name>&to=nic|host\n';
+
+/**
+ * Why the admin server answered a request with an error, the `reason` of
+ * `ipipe_admin_requests_refused_total` (each exported from the start at 0, as drops are):
+ * - `bad-target`: the request target is not a URL (`GET http://[ HTTP/1.1`);
+ * - `not-found`: no endpoint at that path;
+ * - `method-not-allowed`: an endpoint asked with another method than its own (405 with `Allow`);
+ * - `body-not-accepted`: the request carries a body, which no endpoint reads (413);
+ * - `bad-query`: POST /migrate without `to=nic|host`;
+ * - `unknown-actor`: POST /migrate for an actor the node does not run;
+ * - `migration-refused`: the node refused the move (already there, another move under way, …);
+ * - `internal`: the server itself failed (500); the node keeps serving.
+ */
+export const ADMIN_REFUSAL_REASONS = [
+  'bad-target',
+  'not-found',
+  'method-not-allowed',
+  'body-not-accepted',
+  'bad-query',
+  'unknown-actor',
+  'migration-refused',
+  'internal',
+] as const;
+export type AdminRefusalReason = (typeof ADMIN_REFUSAL_REASONS)[number];
+
+/**
+ * The request target as a URL, or undefined where it is none. An origin-form target (RFC 9112
+ * §3.2.1, every request but a proxy's) is a path and is joined to the origin, not resolved against
+ * it: resolved, `//x` would read as a host and `//` throw (it did, from inside the 'request'
+ * listener, which took the whole node down). Other forms (absolute `http://…`, `*`) are parsed as
+ * they are and may fail.
+ */
+function requestUrl(target: string): URL | undefined {
+  try {
+    return target.startsWith('/')
+      ? new URL(`http://localhost${target}`)
+      : new URL(target, 'http://localhost/');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Replies with `status` and `body`. */
+type Send = (status: number, type: string, body: string, headers?: Record<string, string>) => void;
+/** Replies with an error `{ error, reason, code? }` and counts it under `reason`. */
+type Refuse = (
+  reason: AdminRefusalReason,
+  status: number,
+  error: string,
+  extra?: { readonly code?: string | undefined; readonly headers?: Record<string, string> },
+) => void;
+
+/** Whether the request carries a body: a length above 0, or a transfer coding (chunked). */
+function hasBody(headers: {
+  readonly 'content-length'?: string | undefined;
+  readonly 'transfer-encoding'?: string | undefined;
+}): boolean {
+  const length = headers['content-length'];
+  return (length !== undefined && length.trim() !== '0') || headers['transfer-encoding'] !== undefined;
+}
+
 /** Serves /metrics, /stats and /migrate for `node` on `port` (0: any free port). */
 export async function startAdminServer(
   node: AdminTarget,
@@ -238,53 +305,117 @@ export async function startAdminServer(
 ): Promise<AdminServer> {
   const metrics = nodeMetrics(node);
   const registry = metrics.registry;
+  const refusals = new client.Counter({
+    name: 'ipipe_admin_requests_refused_total',
+    help: 'Admin HTTP requests (/metrics, /stats, /migrate) answered with an error, by reason.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ADMIN_REFUSAL_REASONS) refusals.inc({ reason }, 0);
+
   const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const send = (status: number, type: string, body: string) => {
-      response.writeHead(status, { 'content-type': type });
+    const send: Send = (status, type, body, headers = {}) => {
+      if (response.headersSent) {
+        // Too late for a status: end what was begun rather than write a second head (which throws).
+        response.destroy();
+        return;
+      }
+      response.writeHead(status, {
+        'content-type': type,
+        'content-length': Buffer.byteLength(body),
+        ...headers,
+      });
       response.end(body);
     };
-    if (request.method === 'GET' && url.pathname === '/metrics') {
-      registry.metrics().then(
-        (text) => send(200, registry.contentType, text),
-        (error: unknown) => send(500, 'text/plain', String(error)),
+    const refuse: Refuse = (reason, status, error, extra = {}) => {
+      refusals.inc({ reason });
+      send(
+        status,
+        'application/json',
+        JSON.stringify({ error, reason, ...(extra.code === undefined ? {} : { code: extra.code }) }),
+        extra.headers,
+      );
+    };
+    // Whatever a request holds, nothing it causes may escape this listener: an exception thrown
+    // here is uncaught in the node's process, and one bad request would stop every actor it runs.
+    try {
+      handle(request.method ?? '', request.url ?? '/', request.headers, send, refuse);
+    } catch (error) {
+      refuse('internal', 500, `the admin server failed on this request: ${String(error)}`);
+    }
+  });
+
+  function handle(
+    method: string,
+    target: string,
+    headers: Parameters<typeof hasBody>[0],
+    send: Send,
+    refuse: Refuse,
+  ): void {
+    const url = requestUrl(target);
+    if (url === undefined) {
+      refuse(
+        'bad-target',
+        400,
+        `the request target ${JSON.stringify(target)} is not a URL path; ${USAGE.trim()}`,
       );
       return;
     }
-    if (request.method === 'GET' && url.pathname === '/stats') {
+    const allowed = ROUTES[url.pathname];
+    if (allowed === undefined) {
+      refuse('not-found', 404, `no endpoint at ${url.pathname}; ${USAGE.trim()}`);
+      return;
+    }
+    if (method !== allowed) {
+      refuse('method-not-allowed', 405, `${url.pathname} takes ${allowed}, not ${method}`, {
+        headers: { allow: allowed },
+      });
+      return;
+    }
+    if (hasBody(headers)) {
+      // No endpoint reads a body; refused rather than drained, so that a large one costs nothing
+      // (`connection: close`: Node closes the socket after the reply instead of reading the rest).
+      refuse(
+        'body-not-accepted',
+        413,
+        `${url.pathname} takes no request body${url.pathname === '/migrate' ? ': give the actor and the target in the query, POST /migrate?actor=<name>&to=nic|host' : ''}`,
+        { headers: { connection: 'close' } },
+      );
+      return;
+    }
+    if (url.pathname === '/metrics') {
+      registry.metrics().then(
+        (text) => send(200, registry.contentType, text),
+        (error: unknown) => refuse('internal', 500, `cannot render the metrics: ${String(error)}`),
+      );
+      return;
+    }
+    if (url.pathname === '/stats') {
       send(200, 'application/json', JSON.stringify({ schemaVersion: 1, ...node.stats() }));
       return;
     }
-    if (request.method === 'POST' && url.pathname === '/migrate') {
-      const actorName = url.searchParams.get('actor') ?? '';
-      const to = url.searchParams.get('to');
-      if (to !== 'nic' && to !== 'host') {
-        send(400, 'application/json', JSON.stringify({ error: 'to must be nic or host' }));
-        return;
-      }
-      let actor: ReturnType<LiveNode['actorId']>;
-      try {
-        actor = node.actorId(actorName);
-      } catch (error) {
-        send(404, 'application/json', JSON.stringify({ error: (error as Error).message }));
-        return;
-      }
-      node.migrate(actor, to).then(
-        (record) => send(200, 'application/json', JSON.stringify({ schemaVersion: 1, migration: record })),
-        (error: unknown) =>
-          send(
-            409,
-            'application/json',
-            JSON.stringify({
-              error: error instanceof Error ? error.message : String(error),
-              code: error instanceof IpipeError ? error.code : undefined,
-            }),
-          ),
-      );
+    const actorName = url.searchParams.get('actor') ?? '';
+    const to = url.searchParams.get('to');
+    if (to !== 'nic' && to !== 'host') {
+      refuse('bad-query', 400, 'to must be nic or host: POST /migrate?actor=<name>&to=nic|host');
       return;
     }
-    send(404, 'text/plain', 'GET /metrics, GET /stats, POST /migrate?actor=<name>&to=nic|host\n');
-  });
+    let actor: ReturnType<LiveNode['actorId']>;
+    try {
+      actor = node.actorId(actorName);
+    } catch (error) {
+      refuse('unknown-actor', 404, (error as Error).message);
+      return;
+    }
+    node.migrate(actor, to).then(
+      (record) => send(200, 'application/json', JSON.stringify({ schemaVersion: 1, migration: record })),
+      (error: unknown) =>
+        refuse('migration-refused', 409, error instanceof Error ? error.message : String(error), {
+          code: error instanceof IpipeError ? error.code : undefined,
+        }),
+    );
+  }
+
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

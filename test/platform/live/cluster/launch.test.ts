@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../../../src/errors.ts';
+import { MAX_ACTOR_ID } from '../../../../src/ids.ts';
 import {
   type ClusterSpec,
   nodeOptionsFor,
@@ -40,6 +41,29 @@ test('cluster files are validated: duplicate nodes, unknown placements, bad name
   refused(
     { schemaVersion: 1, nodes: [{ ...nodes[0], maxFrameBytes: 70_000 }], actors: [actor] },
     /cluster\.nodes\.0\.maxFrameBytes/,
+  );
+  // Actor ids: 1 … MAX_ACTOR_ID (2^21 − 1, an object id holds its owner's in 21 bits). Above it
+  // the file used to pass and the node's start fail with a bare RangeError.
+  assert.equal(
+    parseClusterSpec({ schemaVersion: 1, nodes, actors: [{ ...actor, id: MAX_ACTOR_ID }] }).actors[0]?.id,
+    MAX_ACTOR_ID,
+  );
+  for (const id of [0, MAX_ACTOR_ID + 1, 2 ** 32])
+    refused(
+      { schemaVersion: 1, nodes, actors: [{ ...actor, id }] },
+      /cluster\.actors\.0\.id: an actor id is an integer in \[1, 2097151\].*leave "id" out/,
+    );
+});
+
+test('nodeOptionsFor refuses a spec built in code with an unusable actor id as a ConfigError, not a RangeError', () => {
+  const spec: ClusterSpec = {
+    schemaVersion: 1,
+    nodes: [{ id: 0, address: '127.0.0.1', port: 9100 }],
+    actors: [{ name: 'front', module: MODULE, exportName: 'front', node: 0, id: MAX_ACTOR_ID + 1 }],
+  };
+  assert.throws(
+    () => nodeOptionsFor(spec, 0),
+    (e: unknown) => e instanceof ConfigError && /cluster\.actors\.0\.id: .*got 2097152/.test(e.message),
   );
 });
 
