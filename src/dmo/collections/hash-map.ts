@@ -239,7 +239,9 @@ export class DmoHashMap {
 
   /**
    * A view of the value inside the DMO (no copy). It aliases the map's memory: valid until the next
-   * change to this map, and writes through it change the stored value.
+   * change to this map, and writes through it change the stored value. Like `DmoHeap.bytes`, it is
+   * a raw typed array (unchecked once made, not revoked by a release, its `.buffer` the whole
+   * domain): a fast path for trusted code, not an isolation boundary (docs/dmo-isolation.md).
    */
   getView(key: Uint8Array): Uint8Array | undefined {
     if (this.#find(key, key.length) < 0) return undefined;
