@@ -606,12 +606,16 @@ export class DmoHashMap {
     const capacity = u32[root + 3 /* ROOT.capacity */]!;
     const tableOffset = u32[root + 6 /* ROOT.tableOffset */]!;
     // The root was resolved through the object table (owner tag) by the caller; the link's slot
-    // range and generation are checked here.
-    const row = region.lookupLinked(u32[root + 4 /* ROOT.table */]!);
+    // range and generation are checked here (Region.lookupLinked written out with literals).
+    const link = u32[root + 4 /* ROOT.table */]!;
+    const slot = link & 0xff_ffff; /* SLOT_MASK */
+    const row = this.#endWord - (slot << 2);
     if (
       capacity < DEFAULT_CAPACITY ||
       (capacity & (capacity - 1)) !== 0 ||
-      row < 0 ||
+      slot === 0 ||
+      slot > region.slotLimit() ||
+      u32[row + 3 /* ROW_WORD.meta */] !== ((link >>> 24) | 0x100) /* ROW_LIVE */ ||
       tableOffset !== u32[row /* + ROW_WORD.offset */] ||
       capacity * 12 /* SLOT_WORDS * 4 */ > u32[row + 1 /* ROW_WORD.sizeBytes */]!
     ) {
@@ -966,8 +970,9 @@ export class DmoHashMap {
     const slot = this.#find(key, keyLength);
     if (slot < 0) return false;
     const root = this.#root;
-    const table = this.#tableWord(root);
-    const mask = u32[root + ROOT.capacity]! - 1;
+    // The table and capacity #find probed, checked by #prepare (through #tableWord) this operation.
+    const table = this.#table;
+    const mask = this.#cachedCapacity - 1;
     let hole = (slot - table) / SLOT_WORDS;
     // The empty slot that ends the probe run, found before anything changes: the shift below
     // stops only there, and a damaged table (the actor can overwrite its links) may have none —

@@ -222,26 +222,35 @@ export class DmoNumberMap {
     const region = this.#region;
     const u32 = region.u32;
     // The caller resolved the root through the object table (owner tag); the link's slot range and
-    // generation are checked here.
-    const row = region.lookupLinked(u32[root + ROOT.table]!);
-    if (row < 0) region.failLookup(region.idOf(u32[root + ROOT.table]!));
-    if (u32[root + ROOT.epoch] !== region.layoutEpoch()) {
-      u32[root + ROOT.tableOffset] = region.rowStart(row) - region.base;
+    // generation are checked here (Region.lookupLinked written out with literals, as DmoHashMap's
+    // probe does: this runs once per operation, and V8 re-loads module-level constants per use).
+    const link = u32[root + 4 /* ROOT.table */]!;
+    const slot = link & 0xff_ffff; /* SLOT_MASK */
+    const row = region.endWord - (slot << 2);
+    if (
+      slot === 0 ||
+      slot > region.slotLimit() ||
+      u32[row + 3 /* ROW_WORD.meta */] !== ((link >>> 24) | 0x100)
+    ) {
+      region.failLookup(region.idOf(link));
+    }
+    const tableOffset = u32[row /* + ROW_WORD.offset */]!;
+    if (u32[root + 7 /* ROOT.epoch */] !== region.layoutEpoch()) {
+      u32[root + ROOT.tableOffset] = tableOffset;
       u32[root + ROOT.epoch] = region.layoutEpoch();
     }
-    const capacity = u32[root + ROOT.capacity]!;
-    const offset = u32[root + ROOT.tableOffset]!;
+    const capacity = u32[root + 3 /* ROOT.capacity */]!;
     if (
-      capacity < DEFAULT_CAPACITY ||
+      capacity < 16 /* DEFAULT_CAPACITY */ ||
       (capacity & (capacity - 1)) !== 0 ||
-      offset !== region.rowStart(row) - region.base ||
-      capacity * (PAIR_BYTES + 1) > region.rowSize(row)
+      u32[root + 6 /* ROOT.tableOffset */] !== tableOffset ||
+      capacity * 17 /* PAIR_BYTES + 1 */ > u32[row + 1 /* ROW_WORD.sizeBytes */]!
     ) {
       throw new DmoCollectionFormatError(
         `DmoNumberMap ${this.rootId} is damaged: its table is not the table object its root names`,
       );
     }
-    return region.base + offset;
+    return region.base + tableOffset;
   }
 
   /** Slot index of `key`, or −1; sets #tableStart, #capacity and #hash. */
