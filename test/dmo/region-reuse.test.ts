@@ -7,7 +7,13 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { DmoDomain, DmoHeap } from '../../src/dmo/index.ts';
+import {
+  adoptRegionImage,
+  type DmoDomain,
+  type DmoHeap,
+  regionImageSize,
+  writeRegionImage,
+} from '../../src/dmo/index.ts';
 import { actorId, type ObjectId } from '../../src/ids.ts';
 import { A, B, makeDomain } from './helpers.ts';
 
@@ -66,4 +72,23 @@ test("another actor's released region is still handed out when nothing else is f
   assert.equal(c.stats().liveObjects, 1);
   // Actor 1 now finds its region taken and gets B's.
   assert.equal(firstObjectRegion(domain, domain.createHeap(A)), 1);
+});
+
+test('an adopted region image follows the same order (migration in, out and back)', () => {
+  const source = makeDomain({ regionBytes: REGION_BYTES, maxActors: 1 });
+  const a = source.createHeap(A);
+  const id = a.allocate(32);
+  a.write(id, 0, encoder.encode('state of actor 1'));
+  const image = new Uint8Array(regionImageSize(a));
+  writeRegionImage(a, image, 0);
+  const target = makeDomain({ regionBytes: REGION_BYTES, maxActors: 3 });
+  target.createHeap(B);
+  target.releaseHeap(B); // region 0: released, last held by actor 2
+  const adopted = adoptRegionImage(target, A, image);
+  assert.equal(regionIndexOf(target, id), 1, "the never-used region, not actor 2's released one");
+  assert.equal(decoder.decode(adopted.read(id, 0, 16)), 'state of actor 1');
+  target.releaseHeap(A); // actor 1 migrates away again…
+  target.createHeap(C); // …another actor arrives (region 2: never used)…
+  adoptRegionImage(target, A, image); // …and actor 1 comes back to its own last region.
+  assert.equal(regionIndexOf(target, id), 1);
 });
