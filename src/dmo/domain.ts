@@ -190,17 +190,13 @@ export class DmoDomain {
     this.#lock();
     try {
       if (this.#findRegion(actor) >= 0) throw new DuplicateActorError(`a DMO heap of actor ${actor}`);
-      const u32 = this.#memory.u32;
-      for (let index = 0; index < this.maxActors; index++) {
-        const base = this.#regionBase(index);
-        if (u32[(base >>> 2) + REGION_WORD.ownerTag] === 0) {
-          const flags = options.exclusive === true ? REGION_FLAG_EXCLUSIVE : 0;
-          const heap = new RegionHeap(Region.initialise(this.#memory, base, this.regionBytes, actor, flags));
-          this.#heaps.set(actor, heap);
-          return heap;
-        }
-      }
-      throw new DmoDomainFullError(this.maxActors);
+      const index = this.#freeRegionFor(actor);
+      if (index < 0) throw new DmoDomainFullError(this.maxActors);
+      const flags = options.exclusive === true ? REGION_FLAG_EXCLUSIVE : 0;
+      const base = this.#regionBase(index);
+      const heap = new RegionHeap(Region.initialise(this.#memory, base, this.regionBytes, actor, flags));
+      this.#heaps.set(actor, heap);
+      return heap;
     } finally {
       this.#unlock();
     }
@@ -222,7 +218,16 @@ export class DmoDomain {
 
   /**
    * Frees `actor`'s region for reuse (migration's last step on the old side, or actor deletion).
-   * Every id and view of the heap stops resolving at once. False when the actor has no heap here.
+   * False when the actor has no heap here.
+   *
+   * Every id of the heap, every heap handle and every collection over it stops resolving at once:
+   * they all check the region's owner tag. A view from `bytes()` or `DmoHashMap.getView` does NOT
+   * stop: it is a plain typed array over the domain's buffer, and JavaScript cannot revoke one.
+   * Whoever still holds such a view reads and writes the region's memory afterwards, whoever owns
+   * it then. The region is therefore handed to another actor only when no region that is free
+   * and never used (or last used by that actor) remains; see #freeRegionFor. That narrows a
+   * stale view's reach for a buggy actor, but views are not an isolation boundary at all: a
+   * view's `.buffer` is the whole domain. docs/dmo-isolation.md weighs the trade-off.
    */
   releaseHeap(actor: ActorId): boolean {
     this.#lock();
@@ -258,6 +263,32 @@ export class DmoDomain {
     return DOMAIN_HEADER_BYTES + index * this.regionBytes;
   }
 
+  /**
+   * The free region to hand `actor` (the caller holds the domain lock), or −1 when none is free.
+   * A released region still holds its last owner's bytes, and any `bytes()` / `getView()` view
+   * that owner kept still reaches them (a typed array cannot be revoked; see releaseHeap). So the
+   * actor's own last region comes first, then a region never handed out, and another actor's
+   * released region only when nothing else is free — a domain full of released regions still
+   * takes new actors, as before.
+   */
+  #freeRegionFor(actor: ActorId): number {
+    const u32 = this.#memory.u32;
+    let neverUsed = -1;
+    let released = -1;
+    for (let index = 0; index < this.maxActors; index++) {
+      const header = this.#regionBase(index) >>> 2;
+      if (u32[header + REGION_WORD.ownerTag] !== 0) continue;
+      if (u32[header + REGION_WORD.magic] !== REGION_MAGIC) {
+        if (neverUsed < 0) neverUsed = index;
+      } else if (u32[header + REGION_WORD.lastOwner] === actor) {
+        return index;
+      } else if (released < 0) {
+        released = index;
+      }
+    }
+    return neverUsed >= 0 ? neverUsed : released;
+  }
+
   /** Region index owned by `actor`, or −1. */
   #findRegion(actor: ActorId): number {
     const u32 = this.#memory.u32;
@@ -281,15 +312,11 @@ export class DmoDomain {
     this.#lock();
     try {
       if (this.#findRegion(actor) >= 0) throw new DuplicateActorError(`a DMO heap of actor ${actor}`);
-      const u32 = this.#memory.u32;
-      for (let index = 0; index < this.maxActors; index++) {
-        const base = this.#regionBase(index);
-        if (u32[(base >>> 2) + REGION_WORD.ownerTag] === 0) {
-          Atomics.store(u32, (base >>> 2) + REGION_WORD.ownerTag, RESERVED_OWNER_TAG);
-          return base;
-        }
-      }
-      throw new DmoDomainFullError(this.maxActors);
+      const index = this.#freeRegionFor(actor);
+      if (index < 0) throw new DmoDomainFullError(this.maxActors);
+      const base = this.#regionBase(index);
+      Atomics.store(this.#memory.u32, (base >>> 2) + REGION_WORD.ownerTag, RESERVED_OWNER_TAG);
+      return base;
     } finally {
       this.#unlock();
     }
@@ -319,6 +346,7 @@ export class DmoDomain {
       u32[headerWord + REGION_WORD.lock] = 0;
       u32[headerWord + REGION_WORD.incarnation] = incarnation;
       u32[headerWord + REGION_WORD.regionBytes] = this.regionBytes;
+      u32[headerWord + REGION_WORD.lastOwner] = actor;
       Atomics.store(u32, headerWord + REGION_WORD.ownerTag, ownerTag(actor, incarnation));
       const heap = new RegionHeap(new Region(this.#memory, base, actor));
       this.#heaps.set(actor, heap);

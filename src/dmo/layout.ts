@@ -110,9 +110,15 @@ export const REGION_WORD = {
    * Bumped (mod 2^32) by every allocate and free. A collection that caches what it validated
    * about its own objects (DmoHashMap: its root and table) re-validates when this or the owner
    * tag changed: no object can be freed, reused or replaced without changing it. 0 in a fresh
-   * region; words 22–23 are reserved (0).
+   * region.
    */
   mutations: 21,
+  /**
+   * The actor the region was last handed to (kept after release; 0 if never handed out). A
+   * released region is given back to this actor first, because a `bytes()` / `getView()` view
+   * it kept still reaches the region's memory (see DmoDomain.releaseHeap). Word 23 is reserved (0).
+   */
+  lastOwner: 22,
   /** First class list head; class c's head is word classHeads + c. */
   classHeads: 24,
 } as const;

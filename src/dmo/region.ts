@@ -173,6 +173,7 @@ export class Region {
     u32[header + REGION_WORD.regionBytes] = regionBytes;
     u32[header + REGION_WORD.layoutEpoch] = 1;
     u32[header + REGION_WORD.flags] = flags;
+    u32[header + REGION_WORD.lastOwner] = owner;
     // Publish the owner last: a thread scanning for the actor's region sees a complete header.
     Atomics.store(u32, header + REGION_WORD.ownerTag, ownerTag(owner, next));
     return new Region(memory, base, owner);

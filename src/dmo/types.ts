@@ -53,8 +53,11 @@ export interface DmoHeap {
   /** Copies `bytes` into the object at `offset`. */
   write(id: ObjectId, offset: number, bytes: Uint8Array): void;
   /**
-   * A view limited to the object's bytes (writes through). Valid until the object is freed; the
-   * view's bounds are the object's bounds, so it cannot reach a neighbour.
+   * A view of the object's bytes (writes through), for trusted fast paths. Its indices cover only
+   * the object, but it is a plain typed array over the domain's buffer: nothing checks it after it
+   * is made, so it keeps reaching that memory after the object is freed or the heap released (to
+   * whoever holds it then), and its `.buffer` is the whole domain. Use read/write or the number
+   * accessors where the code is not trusted; see docs/dmo-isolation.md.
    */
   bytes(id: ObjectId): Uint8Array;
 

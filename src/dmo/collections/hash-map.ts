@@ -239,7 +239,9 @@ export class DmoHashMap {
 
   /**
    * A view of the value inside the DMO (no copy). It aliases the map's memory: valid until the next
-   * change to this map, and writes through it change the stored value.
+   * change to this map, and writes through it change the stored value. Like `DmoHeap.bytes`, it is
+   * a raw typed array (unchecked once made, not revoked by a release, its `.buffer` the whole
+   * domain): a fast path for trusted code, not an isolation boundary (docs/dmo-isolation.md).
    */
   getView(key: Uint8Array): Uint8Array | undefined {
     if (this.#find(key, key.length) < 0) return undefined;
@@ -590,22 +592,36 @@ export class DmoHashMap {
   }
 
   /**
-   * Word index of the table, after checking that capacity and cached offset keep it inside the
-   * region's data: the map computes addresses from these stored numbers, so they are checked like
-   * any other untrusted input before use.
+   * Word index of the table, after checking that the cached offset is where the table object its
+   * link names starts, and that `capacity` slots fit in that object. The map writes slots at
+   * addresses computed from these stored numbers, and the actor can overwrite them through its
+   * own checked API, so they are untrusted input. Checking against `dataTop` alone was not
+   * enough: an offset below the region's header bytes made `set` write the allocator's header
+   * (dataTop, slotCount, class heads), from which forged object-table rows reach other actors'
+   * regions. Inside the table object, a damaged map can only damage the actor's own objects.
    */
   #tableWord(root: number): number {
     const region = this.#region;
     const u32 = region.u32;
     const capacity = u32[root + 3 /* ROOT.capacity */]!;
     const tableOffset = u32[root + 6 /* ROOT.tableOffset */]!;
+    // The root was resolved through the object table (owner tag) by the caller; the link's slot
+    // range and generation are checked here (Region.lookupLinked written out with literals).
+    const link = u32[root + 4 /* ROOT.table */]!;
+    const slot = link & 0xff_ffff; /* SLOT_MASK */
+    const row = this.#endWord - (slot << 2);
     if (
       capacity < DEFAULT_CAPACITY ||
       (capacity & (capacity - 1)) !== 0 ||
-      (tableOffset & 3) !== 0 ||
-      tableOffset + capacity * 12 /* SLOT_WORDS * 4 */ > region.dataTop()
+      slot === 0 ||
+      slot > region.slotLimit() ||
+      u32[row + 3 /* ROW_WORD.meta */] !== ((link >>> 24) | 0x100) /* ROW_LIVE */ ||
+      tableOffset !== u32[row /* + ROW_WORD.offset */] ||
+      capacity * 12 /* SLOT_WORDS * 4 */ > u32[row + 1 /* ROW_WORD.sizeBytes */]!
     ) {
-      throw this.#damaged(`its table (capacity ${capacity}, offset ${tableOffset}) is out of bounds`);
+      throw this.#damaged(
+        `its table (capacity ${capacity}, offset ${tableOffset}) is not the table object its root names`,
+      );
     }
     return region.baseWord + (tableOffset >>> 2);
   }
@@ -954,13 +970,21 @@ export class DmoHashMap {
     const slot = this.#find(key, keyLength);
     if (slot < 0) return false;
     const root = this.#root;
+    // The table and capacity #find probed, checked by #prepare (through #tableWord) this operation.
+    const table = this.#table;
+    const mask = this.#cachedCapacity - 1;
+    let hole = (slot - table) / SLOT_WORDS;
+    // The empty slot that ends the probe run, found before anything changes: the shift below
+    // stops only there, and a damaged table (the actor can overwrite its links) may have none —
+    // without this bound, delete would loop forever. #find's probe is bounded the same way.
+    let end = (hole + 1) & mask;
+    for (let steps = 0; u32[table + SLOT_WORDS * end + SLOT.link] !== 0; end = (end + 1) & mask) {
+      if (++steps > mask) throw this.#damaged('its table has no empty slot');
+    }
     this.#releaseEntry(root, u32[slot + SLOT.link]!, u32[slot + SLOT.offset]!);
-    const table = this.#tableWord(root);
-    const mask = u32[root + ROOT.capacity]! - 1;
     // Backward-shift deletion: pull later members of the probe run into the hole unless their home
     // slot lies cyclically in (hole, j], where moving them would put them before their home.
-    let hole = (slot - table) / SLOT_WORDS;
-    for (let j = (hole + 1) & mask; u32[table + SLOT_WORDS * j + SLOT.link] !== 0; j = (j + 1) & mask) {
+    for (let j = (hole + 1) & mask; j !== end; j = (j + 1) & mask) {
       const home = u32[table + SLOT_WORDS * j + SLOT.hash]! & mask;
       const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
       if (!stays) {

@@ -139,7 +139,18 @@ export class DmoNumberMap {
     const mask = capacity - 1;
     const seed = region.u32[this.#rootWord() + ROOT.seed]!;
     let hole = i;
-    for (let j = (hole + 1) & mask; u8[states + j] !== 0; j = (j + 1) & mask) {
+    // The empty slot that ends the probe run, found before anything changes: the shift below
+    // stops only there, and a damaged table (the actor can overwrite its state bytes) may have
+    // none — without this bound, delete would loop forever. #find's probe is bounded the same way.
+    let end = (hole + 1) & mask;
+    for (let steps = 0; u8[states + end] !== 0; end = (end + 1) & mask) {
+      if (++steps > mask) {
+        throw new DmoCollectionFormatError(
+          `DmoNumberMap ${this.rootId} is damaged: its table has no empty slot`,
+        );
+      }
+    }
+    for (let j = (hole + 1) & mask; j !== end; j = (j + 1) & mask) {
       const home = hashNumber(f64[pairs + 2 * j]!, seed) & mask;
       const stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
       if (!stays) {
@@ -200,30 +211,46 @@ export class DmoNumberMap {
   }
 
   /**
-   * Absolute start of the table, re-translated after a restore, and checked to lie inside the
-   * region's data (its capacity and offset are stored numbers, so they are treated as untrusted).
+   * Absolute start of the table, re-translated after a restore, and checked to be the start of the
+   * table object the root's link names, with room there for `capacity` slots: the map writes at
+   * addresses computed from these stored numbers, and the actor can overwrite them through its
+   * own checked API. (Checking the offset against `dataTop` alone let an offset inside the
+   * region's header through, and `set` then rewrote the allocator's header — from which forged
+   * object-table rows reach other actors' regions.)
    */
   #translateTable(root: number): number {
     const region = this.#region;
     const u32 = region.u32;
-    if (u32[root + ROOT.epoch] !== region.layoutEpoch()) {
-      const row = region.lookupLocal(u32[root + ROOT.table]!);
-      if (row < 0) region.failLookup(region.idOf(u32[root + ROOT.table]!));
-      u32[root + ROOT.tableOffset] = region.rowStart(row) - region.base;
+    // The caller resolved the root through the object table (owner tag); the link's slot range and
+    // generation are checked here (Region.lookupLinked written out with literals, as DmoHashMap's
+    // probe does: this runs once per operation, and V8 re-loads module-level constants per use).
+    const link = u32[root + 4 /* ROOT.table */]!;
+    const slot = link & 0xff_ffff; /* SLOT_MASK */
+    const row = region.endWord - (slot << 2);
+    if (
+      slot === 0 ||
+      slot > region.slotLimit() ||
+      u32[row + 3 /* ROW_WORD.meta */] !== ((link >>> 24) | 0x100)
+    ) {
+      region.failLookup(region.idOf(link));
+    }
+    const tableOffset = u32[row /* + ROW_WORD.offset */]!;
+    if (u32[root + 7 /* ROOT.epoch */] !== region.layoutEpoch()) {
+      u32[root + ROOT.tableOffset] = tableOffset;
       u32[root + ROOT.epoch] = region.layoutEpoch();
     }
-    const capacity = u32[root + ROOT.capacity]!;
-    const offset = u32[root + ROOT.tableOffset]!;
+    const capacity = u32[root + 3 /* ROOT.capacity */]!;
     if (
-      capacity < DEFAULT_CAPACITY ||
+      capacity < 16 /* DEFAULT_CAPACITY */ ||
       (capacity & (capacity - 1)) !== 0 ||
-      offset + capacity * (PAIR_BYTES + 1) > region.dataTop()
+      u32[root + 6 /* ROOT.tableOffset */] !== tableOffset ||
+      capacity * 17 /* PAIR_BYTES + 1 */ > u32[row + 1 /* ROW_WORD.sizeBytes */]!
     ) {
       throw new DmoCollectionFormatError(
-        `DmoNumberMap ${this.rootId} is damaged: its table is out of bounds`,
+        `DmoNumberMap ${this.rootId} is damaged: its table is not the table object its root names`,
       );
     }
-    return region.base + offset;
+    return region.base + tableOffset;
   }
 
   /** Slot index of `key`, or −1; sets #tableStart, #capacity and #hash. */
