@@ -85,6 +85,15 @@ const BOUNCE_MAX_DOUBLINGS = 5;
  * settle period; eight make a gap that long rarer than e^−40 at that rate.
  */
 const DRR_IDLE_SETTLES = 8;
+/**
+ * A DRR core recreated within this many idle windows of its release means the group's traffic is
+ * sparse, not over: the idle window doubles (at most DRR_IDLE_MAX_DOUBLINGS times), as a pull
+ * pushed straight back doubles the pull back-off. Steady DRR traffic slower than one request per
+ * window otherwise cost two scale decisions per request (30 req/s at the simulator's 2 ms settle
+ * period: 82 in 2 s).
+ */
+const DRR_FLIP_WINDOWS = 4;
+const DRR_IDLE_MAX_DOUBLINGS = 6;
 const NS_PER_SECOND = 1e9;
 
 class ActorRecord<R extends SchedRequest> implements DrrMember<R> {
@@ -250,6 +259,9 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
    * without any (`#checkDrrCores`).
    */
   #drrLastActiveNs = Number.NEGATIVE_INFINITY;
+  /** When the DRR group last gave its cores back (`#checkDrrCores`), and the idle window's doublings. */
+  #drrReleasedAtNs = Number.NEGATIVE_INFINITY;
+  #drrIdleDoublings = 0;
   /**
    * Decisions taken where no decision can be returned (a take: a DRR core recreated for a request
    * that reached a DRR mailbox), handed out by the next `complete` or `manage`.
@@ -1000,11 +1012,12 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
   #checkDrrCores(now: number): Decision | null {
     const m = this.#countRole('drr');
     const idleNs = now - this.#drrLastActiveNs;
-    if (m === 0 || idleNs < DRR_IDLE_SETTLES * this.settings.settleNs || this.#drr.hasBacklog()) return null;
+    if (m === 0 || idleNs < this.#drrIdleWindowNs() || this.#drr.hasBacklog()) return null;
     for (const core of this.#cores) if (core.role === 'drr' && core.current !== null) return null;
     const moved = this.#moveCores('drr', 'fcfs', m);
     if (moved.length === 0) return null;
     this.#lastScaleNs = now;
+    this.#drrReleasedAtNs = now;
     return this.#scaleDecision(
       moved,
       'drr',
@@ -1015,6 +1028,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
       `the DRR group has had no work for ${us(idleNs)}, so core(s) ${moved.join(', ')} return to FCFS ` +
         '(its actors stay in DRR)',
     );
+  }
+
+  /** How long the DRR group must have had no work before it gives its cores back. */
+  #drrIdleWindowNs(): number {
+    return DRR_IDLE_SETTLES * this.settings.settleNs * 2 ** this.#drrIdleDoublings;
   }
 
   /**
@@ -1028,6 +1046,11 @@ export class HybridScheduler<R extends SchedRequest = SchedRequest> {
     if (this.policy !== 'hybrid') return;
     const core = this.#lastFcfsCoreId();
     if (core < 0) return;
+    // Back soon after the release: the traffic is sparse, so the group waits longer next time;
+    // after a long quiet the window starts from DRR_IDLE_SETTLES again.
+    if (now - this.#drrReleasedAtNs < DRR_FLIP_WINDOWS * this.#drrIdleWindowNs())
+      this.#drrIdleDoublings = Math.min(this.#drrIdleDoublings + 1, DRR_IDLE_MAX_DOUBLINGS);
+    else this.#drrIdleDoublings = 0;
     this.#assignRole(core, 'drr');
     const sizing = this.#checkAutoscale(now, true);
     const moved = sizing?.kind === 'scale' ? [core, ...sizing.cores] : [core];

@@ -80,3 +80,38 @@ test('a quiet DRR group gives its core back to FCFS, and gets one again when its
   assert.equal(harness.kinds('downgrade').length, 1, 'one downgrade, none after the burst');
   assert.equal(harness.kinds('upgrade').length, 0);
 });
+
+test('sparse DRR traffic does not flip a core between FCFS and DRR for every request', () => {
+  const random = seededRandom(11);
+  const scheduler = new HybridScheduler<TestRequest>({
+    cores: 4,
+    settings: {
+      tailThreshNs: TAIL_THRESH_NS,
+      meanThreshNs: 30 * US,
+      enableMigration: false,
+      settleNs: 1 * MS,
+    },
+  });
+  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
+  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false });
+  const harness = new SchedulerHarness(scheduler, {
+    cores: 4,
+    costNs: (request) => (request.actor === 2 && random() < 0.05 ? 200 * US : 2 * US),
+  });
+  harness.addPoisson(1, 0, 20 * MS, 400_000, random);
+  harness.addPoisson(2, 0, 20 * MS, 50_000, random);
+  // Then actor 2 sends one request every 12 ms for ~1 s: more than the 8 ms idle window apart.
+  const sparse = 80;
+  for (let i = 0; i < sparse; i++) harness.addArrival(2, 30 * MS + i * 12 * MS);
+  harness.addPoisson(1, 20 * MS, 1_000 * MS, 20_000, random);
+  harness.run(20 * MS);
+  assert.equal(scheduler.modeOf(actorId(2)), 'drr', 'the erratic actor was downgraded');
+  const scalesBefore = harness.kinds('scale').length;
+  harness.run(1_000 * MS);
+  const ran = harness.executed.filter((r) => r.actor === 2 && r.arrivalNs >= 30 * MS).length;
+  assert.equal(ran, sparse, 'every sparse request ran');
+  assert.equal(scheduler.heldRequests(), 0);
+  // Two scale decisions a request before (a release, then a core recreated): 160 here.
+  const flips = harness.kinds('scale').length - scalesBefore;
+  assert.ok(flips <= 8, `scale decisions over ${sparse} sparse requests: ${flips}`);
+});

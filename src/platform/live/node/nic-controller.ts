@@ -1029,9 +1029,12 @@ export class NicController implements NicDomain {
       `actor ${this.#name(actor)} was deregistered: ${reason}`,
     );
     // The scheduler still counts the core as running the actor: complete it, then remove the actor.
-    this.scheduler.complete(core, wallNs(), this.#options.watchdogMs * 1e6);
+    // What that completion (or an earlier take: a DRR core recreated) decided stands — but not a
+    // move of the actor being removed (the simulator's SimNode does the same).
+    const decisions = this.scheduler.complete(core, wallNs(), this.#options.watchdogMs * 1e6);
     this.#deregister(actor, reason);
     this.#link.stop(actor, reason);
+    this.#apply(decisions.filter((decision) => decision.kind !== 'migrate' || decision.actor !== actor));
     process.stderr.write(
       `ipipe: actor ${this.#name(actor)} deregistered (${reason}); NIC core ${core} replaced\n`,
     );
