@@ -16,6 +16,7 @@ import { DmoNumberMap } from '../../../src/dmo/index.ts';
 import type { ObjectId } from '../../../src/ids.ts';
 import { EventKernel } from '../../../src/platform/sim/event-kernel.ts';
 import { SimNode } from '../../../src/platform/sim/sim-node.ts';
+import { seededRandom } from '../../sched/harness.ts';
 import { testTiming } from './test-timing.ts';
 
 const DISORDER = 1_000_000;
@@ -39,18 +40,6 @@ const ordered = defineActor({
   cost: () => ({ instructions: 0, fixedNs: 3_000 }),
 });
 
-/** A small seeded PRNG (mulberry32): each seed's run is reproducible. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 interface RunOutcome {
   readonly disorder: number;
   readonly answered: number;
@@ -66,7 +55,7 @@ interface RunOutcome {
  * moved at `flips` random times, each time to the other side.
  */
 function run(seed: number, senders: number, flips: number, dispatcherNs: number, nicCores = 4): RunOutcome {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const kernel = new EventKernel();
   const node = new SimNode({
     timing: testTiming({ placement: 'off-path', dispatcherCores: 1, dispatcherNs: () => dispatcherNs }),

@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { defineActor, field, messages } from '../../../src/actor/index.ts';
 import { EventKernel } from '../../../src/platform/sim/event-kernel.ts';
 import { SimNode } from '../../../src/platform/sim/sim-node.ts';
+import { seededRandom } from '../../sched/harness.ts';
 import { testTiming } from './test-timing.ts';
 
 const WATCHDOG_NS = 1_000_000;
@@ -127,23 +128,11 @@ test('a watchdog kill with no migration answers the runaway request', () => {
   assert.deepEqual(node.abortedMigrations, []);
 });
 
-/** A small seeded PRNG (mulberry32): each seed's run is reproducible. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 test('watchdog kills at random moments of forced and scheduled moves: nothing thrown, every request answered once', () => {
   let abortedMoves = 0;
   let killedWhileServing = 0;
   for (let seed = 1; seed <= 150; seed++) {
-    const random = seeded(seed);
+    const random = seededRandom(seed);
     const kernel = new EventKernel();
     const node = new SimNode({
       timing: testTiming(),
