@@ -28,8 +28,16 @@ function p99Of(harness: SchedulerHarness, actor: number, fromNs: number, toNs: n
   return sorted[Math.floor(sorted.length * 0.99)] as number;
 }
 
-test('a quiet DRR group gives its core back to FCFS, and gets one again when its actor returns', () => {
-  const random = seededRandom(7);
+/**
+ * A 4-core NIC (Tail_thresh 40 µs, 1 ms settle period, no migration) with two actors: actor 1 costs
+ * 2 µs; actor 2 has a 200 µs request one time in twenty, whenever it runs.
+ */
+function erraticPair(seed: number): {
+  random: () => number;
+  scheduler: HybridScheduler<TestRequest>;
+  harness: SchedulerHarness;
+} {
+  const random = seededRandom(seed);
   const scheduler = new HybridScheduler<TestRequest>({
     cores: 4,
     settings: {
@@ -41,11 +49,15 @@ test('a quiet DRR group gives its core back to FCFS, and gets one again when its
   });
   scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
   scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false });
-  // Actor 1 costs 2 µs; actor 2 has a 200 µs request one time in twenty, whenever it runs.
   const harness = new SchedulerHarness(scheduler, {
     cores: 4,
     costNs: (request) => (request.actor === 2 && random() < 0.05 ? 200 * US : 2 * US),
   });
+  return { random, scheduler, harness };
+}
+
+test('a quiet DRR group gives its core back to FCFS, and gets one again when its actor returns', () => {
+  const { random, scheduler, harness } = erraticPair(7);
   // 0–20 ms: both busy, actor 2 is downgraded. 20–40 ms: actor 2 quiet, actor 1 light.
   // 40–60 ms: actor 1 alone needs 3.4 cores. 60–80 ms: actor 2 is back.
   harness.addPoisson(1, 0, 20 * MS, 400_000, random);
@@ -82,22 +94,7 @@ test('a quiet DRR group gives its core back to FCFS, and gets one again when its
 });
 
 test('sparse DRR traffic does not flip a core between FCFS and DRR for every request', () => {
-  const random = seededRandom(11);
-  const scheduler = new HybridScheduler<TestRequest>({
-    cores: 4,
-    settings: {
-      tailThreshNs: TAIL_THRESH_NS,
-      meanThreshNs: 30 * US,
-      enableMigration: false,
-      settleNs: 1 * MS,
-    },
-  });
-  scheduler.addActor({ id: actorId(1), placement: 'any', exclusive: false });
-  scheduler.addActor({ id: actorId(2), placement: 'any', exclusive: false });
-  const harness = new SchedulerHarness(scheduler, {
-    cores: 4,
-    costNs: (request) => (request.actor === 2 && random() < 0.05 ? 200 * US : 2 * US),
-  });
+  const { random, scheduler, harness } = erraticPair(11);
   harness.addPoisson(1, 0, 20 * MS, 400_000, random);
   harness.addPoisson(2, 0, 20 * MS, 50_000, random);
   // Then actor 2 sends one request every 12 ms for ~1 s: more than the 8 ms idle window apart.
